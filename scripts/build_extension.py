@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Build the Quadric Dynamics Blender extension: one validated zip per platform.
+
+    python scripts/build_extension.py --output dist                      # every platform
+    python scripts/build_extension.py --platforms linux-x64 --output dist
+
+Steps: download numba + llvmlite wheels for each platform and each Python that
+Blender ships (cp311 for Blender 4.2-5.0, cp313 for 5.1+) into a cache
+(build/wheels; numpy is never bundled, Blender has its own), stage the package
+(manifest with the wheel list filled in, __init__.py, addon/, solver/, wheels/)
+in build/stage, then run Blender's own extension CLI (blender_ext.py, which runs
+under plain Python) to build with --split-platforms and validate every zip.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+NUMBA = "numba==0.68.1"
+LLVMLITE = "llvmlite==0.50.0"
+PYTHON_VERSIONS = ("3.11", "3.13")
+
+# Blender platform -> pip --platform tags to accept (newest first is not required,
+# pip picks any wheel that matches one of them).
+PIP_PLATFORMS = {
+    "linux-x64": ["manylinux_2_28_x86_64", "manylinux2014_x86_64"],
+    "linux-arm64": ["manylinux_2_28_aarch64", "manylinux2014_aarch64"],
+    "windows-x64": ["win_amd64"],
+    "macos-arm64": ["macosx_11_0_arm64", "macosx_12_0_arm64", "macosx_13_0_arm64", "macosx_14_0_arm64"],
+}
+
+
+def find_blender_ext_cli() -> str:
+    """Locate bl_pkg/cli/blender_ext.py: $BLENDER_EXT_CLI, else the bpy module's copy."""
+    env = os.environ.get("BLENDER_EXT_CLI")
+    if env:
+        return env
+    import importlib.util
+
+    spec = importlib.util.find_spec("bpy")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    for root in roots:
+        hits = sorted(glob.glob(os.path.join(root, "*", "scripts", "addons_core", "bl_pkg", "cli", "blender_ext.py")))
+        if hits:
+            return hits[-1]
+    raise SystemExit("blender_ext.py not found: install the bpy module or set BLENDER_EXT_CLI")
+
+
+def wheel_platform_matches(filename: str, platform: str) -> bool:
+    tag = filename[:-len(".whl")].split("-")[-1]
+    return any(t in PIP_PLATFORMS[platform] for t in tag.split("."))
+
+
+def download_wheels(platform: str, cache: str) -> list[str]:
+    """Download (or reuse from cache) numba and llvmlite wheels for one platform, all Pythons."""
+    os.makedirs(cache, exist_ok=True)
+    found: list[str] = []
+    for py in PYTHON_VERSIONS:
+        abi = "cp" + py.replace(".", "")
+        for req in (NUMBA, LLVMLITE):
+            name, version = req.split("==")
+            prefix = f"{name}-{version}-{abi}-{abi}-"
+            cached = [f for f in os.listdir(cache) if f.startswith(prefix) and wheel_platform_matches(f, platform)]
+            if not cached:
+                cmd = [sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--no-deps",
+                       "--python-version", py, "--implementation", "cp", "--abi", abi, "-d", cache, req]
+                for tag in PIP_PLATFORMS[platform]:
+                    cmd += ["--platform", tag]
+                print(f"[build] downloading {req} for {platform} {abi}", flush=True)
+                subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+                cached = [f for f in os.listdir(cache) if f.startswith(prefix) and wheel_platform_matches(f, platform)]
+            if not cached:
+                raise SystemExit(f"no {req} wheel for {platform} {abi} after download")
+            found.append(sorted(cached)[-1])
+    return found
+
+
+def stage_package(stage: str, wheel_cache: str, wheels: list[str], platforms: list[str]) -> None:
+    if os.path.isdir(stage):
+        shutil.rmtree(stage)
+    os.makedirs(os.path.join(stage, "wheels"))
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".*")
+    shutil.copy2(os.path.join(ROOT, "__init__.py"), stage)
+    for pkg in ("addon", "solver"):
+        shutil.copytree(os.path.join(ROOT, pkg), os.path.join(stage, pkg), ignore=ignore)
+    for w in wheels:
+        src, dst = os.path.join(wheel_cache, w), os.path.join(stage, "wheels", w)
+        try:
+            os.link(src, dst)  # wheels are large; a hard link avoids a copy
+        except OSError:
+            shutil.copy2(src, dst)
+    with open(os.path.join(ROOT, "blender_manifest.toml"), encoding="utf-8") as fh:
+        text = fh.read()
+    text = replace_toml_list(text, "wheels", ["./wheels/" + w for w in wheels])
+    text = replace_toml_list(text, "platforms", platforms)
+    with open(os.path.join(stage, "blender_manifest.toml"), "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def replace_toml_list(text: str, key: str, values: list[str]) -> str:
+    """Replace a top-level `key = [ ... ]` list in the manifest text, keeping the rest verbatim."""
+    body = "".join(f'  "{v}",\n' for v in values)
+    new, n = re.subn(rf"(?ms)^{key}\s*=\s*\[.*?^\]", f"{key} = [\n{body}]", text, count=1)
+    if n != 1:
+        raise SystemExit(f"blender_manifest.toml: no multi-line '{key} = [' list to fill in")
+    tomllib.loads(new)  # fail early on a broken edit
+    return new
+
+
+def run_cli(cli: str, *args: str) -> None:
+    subprocess.run([sys.executable, cli, *args], check=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--platforms", nargs="+", choices=sorted(PIP_PLATFORMS), default=sorted(PIP_PLATFORMS))
+    ap.add_argument("--output", default=os.path.join(ROOT, "dist"), help="directory for the zips")
+    ap.add_argument("--wheel-cache", default=os.path.join(ROOT, "build", "wheels"))
+    ap.add_argument("--stage", default=os.path.join(ROOT, "build", "stage", "quadric_dynamics"))
+    args = ap.parse_args(argv)
+
+    cli = find_blender_ext_cli()
+    wheels: list[str] = []
+    for platform in args.platforms:
+        wheels += download_wheels(platform, args.wheel_cache)
+    stage_package(args.stage, args.wheel_cache, wheels, list(args.platforms))
+    os.makedirs(args.output, exist_ok=True)
+
+    with open(os.path.join(args.stage, "blender_manifest.toml"), "rb") as fh:
+        manifest = tomllib.load(fh)
+    expected = [os.path.join(args.output, f"{manifest['id']}-{manifest['version']}-{p.replace('-', '_')}.zip")
+                for p in args.platforms]
+    for path in expected:
+        if os.path.exists(path):
+            os.remove(path)
+    run_cli(cli, "build", "--source-dir", args.stage, "--output-dir", args.output, "--split-platforms")
+    for path in expected:
+        if not os.path.isfile(path):
+            raise SystemExit(f"build did not write {path}")
+        run_cli(cli, "validate", path)
+        print(f"[build] {path} ({os.path.getsize(path) / 1e6:.1f} MB) validated", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
