@@ -1,0 +1,18 @@
+"""Quadric Dynamics add-on: everything that touches bpy lives in this package.
+
+The solver is imported lazily (addon/runtime.py) so that numba's cache folder
+and threading layer are set before numba loads.
+"""
+from . import operators, properties, ui
+
+
+def register():
+    properties.register()
+    operators.register()
+    ui.register()
+
+
+def unregister():
+    ui.unregister()
+    operators.unregister()
+    properties.unregister()

@@ -1,0 +1,165 @@
+"""Recording -> fcurves: object location/rotation_quaternion for bodies, pose-bone channels for ropes.
+
+Writing is bulk only (keyframe_points.add + foreach_set), so 1,000 bodies x 250
+frames stays within a couple of seconds. Call `bake_recording` only after a
+run succeeded: it is the one place that changes the Blender scene.
+"""
+import bpy
+import numpy as np
+from mathutils import Matrix
+
+from . import keyframes_compat as kc
+from . import quat
+
+# Bone axes -> rope segment axes: the bone's Y (its length) is the segment's d3 (local z),
+# bone X is d1, bone Z is -d2 (keeps a right-handed frame).
+_BONE_IN_SEGMENT = quat.from_matrix(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]]))
+
+
+def object_poses_from_body(body_poses, offset_location, offset_rotation):
+    """Object (location, quaternion) per frame from body poses (F, 7) and the origin->principal offset."""
+    rot = quat.mul(body_poses[:, 3:], quat.conj(offset_rotation)[None, :])
+    rot = quat.make_continuous(rot)
+    loc = body_poses[:, :3] - quat.rotate(rot, np.broadcast_to(offset_location, (len(rot), 3)))
+    return loc, rot
+
+
+def store_originals(obj):
+    s = obj.quadric
+    if s.is_baked:
+        return  # keep the pre-bake originals through re-bakes
+    s.orig_location = obj.location
+    s.orig_rotation_mode = obj.rotation_mode
+    s.orig_rotation_quaternion = obj.rotation_quaternion
+    s.orig_rotation_euler = obj.rotation_euler
+    s.orig_rotation_axis_angle = obj.rotation_axis_angle
+    anim = obj.animation_data
+    s.orig_action = anim.action if anim else None
+
+
+def _drop_bake_action(obj):
+    s = obj.quadric
+    action = s.bake_action
+    s.bake_action = None
+    if action is not None:
+        kc.assign_action(obj, None)
+        if action.users == 0:
+            bpy.data.actions.remove(action)
+
+
+def _start_bake(obj):
+    store_originals(obj)
+    _drop_bake_action(obj)
+    action, fcurves = kc.new_bake_action(obj, f"QuadricBake {obj.name}")
+    obj.quadric.bake_action = action
+    obj.quadric.is_baked = True
+    return fcurves
+
+
+def bake_body(obj, frames, body_poses, offset_location, offset_rotation):
+    """Write location + rotation_quaternion fcurves for one object (body_poses: (F, 7))."""
+    loc, rot = object_poses_from_body(np.asarray(body_poses, dtype=np.float64), offset_location, offset_rotation)
+    fcurves = _start_bake(obj)
+    obj.rotation_mode = 'QUATERNION'
+    for k in range(3):
+        kc.write_fcurve(fcurves, "location", k, frames, loc[:, k], group="Object Transforms")
+    for k in range(4):
+        kc.write_fcurve(fcurves, "rotation_quaternion", k, frames, rot[:, k], group="Object Transforms")
+
+
+def bone_local_poses(arm, bone_names, nodes, segments):
+    """Pose-bone (location, quaternion) per frame and bone from rope nodes (F, n, 3) and segment quats (F, n-1, 4).
+
+    Bones are unparented, so the pose basis is rest^-1 * target, in armature space.
+    """
+    inv_world = arm.matrix_world.inverted_safe()
+    a_loc, a_rot, _ = (np.array(x) for x in inv_world.decompose())
+    frames_n, n_nodes, _ = nodes.shape
+    heads = nodes[:, :-1, :]
+    heads_arm = quat.rotate(a_rot, heads) + a_loc
+    seg_arm = quat.mul(np.broadcast_to(a_rot, segments.shape), segments)
+    target_rot = quat.mul(seg_arm, np.broadcast_to(_BONE_IN_SEGMENT, segments.shape))
+    locs = np.empty_like(heads_arm)
+    rots = np.empty(segments.shape)
+    for j, name in enumerate(bone_names):
+        bone = arm.data.bones[name]
+        rest_rot = np.array(bone.matrix_local.to_quaternion())
+        rest_head = np.array(bone.head_local)
+        inv_rest = quat.conj(rest_rot)
+        locs[:, j] = quat.rotate(inv_rest, heads_arm[:, j] - rest_head)
+        rots[:, j] = quat.make_continuous(quat.mul(np.broadcast_to(inv_rest, (frames_n, 4)), target_rot[:, j]))
+    return locs, rots
+
+
+def segment_frames_from_nodes(arm, bone_names, nodes):
+    """Segment quaternions when the recording has none: the rest frame swung onto each segment's tangent."""
+    rest_q = []
+    for name in bone_names:
+        bone = arm.data.bones[name]
+        world = arm.matrix_world @ bone.matrix_local
+        q_bone = np.array(world.to_quaternion())
+        rest_q.append(quat.mul(q_bone, quat.conj(_BONE_IN_SEGMENT)))
+    rest_q = np.array(rest_q)
+    tangents = np.diff(nodes, axis=1)
+    rest_t = quat.rotate(rest_q, np.array([0.0, 0.0, 1.0]))
+    swing = quat.between(np.broadcast_to(rest_t, tangents.shape), tangents)
+    return quat.mul(swing, np.broadcast_to(rest_q, swing.shape))
+
+
+def bake_rope(arm, bone_names, frames, nodes, segments=None):
+    nodes = np.asarray(nodes, dtype=np.float64)
+    if segments is None:
+        segments = segment_frames_from_nodes(arm, bone_names, nodes)
+    locs, rots = bone_local_poses(arm, bone_names, nodes, np.asarray(segments, dtype=np.float64))
+    fcurves = _start_bake(arm)
+    for j, name in enumerate(bone_names):
+        pb = arm.pose.bones[name]
+        pb.rotation_mode = 'QUATERNION'
+        base = f'pose.bones["{bpy.utils.escape_identifier(name)}"].'
+        for k in range(3):
+            kc.write_fcurve(fcurves, base + "location", k, frames, locs[:, j, k], group=name)
+        for k in range(4):
+            kc.write_fcurve(fcurves, base + "rotation_quaternion", k, frames, rots[:, j, k], group=name)
+
+
+def bake_recording(context, conv, rec):
+    """Bake a finished Recording for the bindings of a Conversion. Returns (bodies, ropes) baked."""
+    frames = conv.frame_start + np.arange(rec.body_poses.shape[0])
+    objects = bpy.data.objects
+    n_bodies = n_ropes = 0
+    for b in conv.bodies:
+        obj = objects.get(b.object_name)
+        if obj is None:
+            continue  # deleted while the simulation ran
+        bake_body(obj, frames, rec.body_poses[:, b.index, :], b.offset_location, b.offset_rotation)
+        n_bodies += 1
+    for r in conv.ropes:
+        arm = objects.get(r.armature_name)
+        if arm is None:
+            continue
+        segments = rec.rope_segments(r.index) if hasattr(rec, "rope_segments") else None
+        bake_rope(arm, r.bone_names, frames, rec.rope_nodes(r.index), segments)
+        n_ropes += 1
+    context.view_layer.update()
+    return n_bodies, n_ropes
+
+
+def clear_bake(obj):
+    """Remove our bake from an object and restore its original transform, rotation mode and action."""
+    s = obj.quadric
+    if not s.is_baked:
+        return False
+    _drop_bake_action(obj)
+    if s.orig_action is not None:
+        kc.assign_action(obj, s.orig_action)
+    s.orig_action = None
+    obj.rotation_mode = s.orig_rotation_mode
+    obj.location = s.orig_location
+    obj.rotation_quaternion = s.orig_rotation_quaternion
+    obj.rotation_euler = s.orig_rotation_euler
+    obj.rotation_axis_angle = s.orig_rotation_axis_angle
+    if obj.type == 'ARMATURE' and obj.pose:
+        for pb in obj.pose.bones:
+            pb.matrix_basis = Matrix.Identity(4)
+    s.is_baked = False
+    return True

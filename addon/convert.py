@@ -1,0 +1,329 @@
+"""Blender objects -> solver.Scene, plus the bindings the bake needs to map results back.
+
+Poses are read at the first frame of the simulated range. A body's frame is
+its fitted ellipsoid's principal frame; the offset from the object's origin to
+that frame is kept (in the object's unscaled axes) so the baked object moves
+exactly with its body.
+"""
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+from mathutils import Matrix, Quaternion, Vector
+
+from . import quat
+from .properties import frame_range
+
+
+class ConvertError(ValueError):
+    pass
+
+
+@dataclass
+class BodyBinding:
+    object_name: str
+    index: int
+    offset_location: np.ndarray   # principal-frame origin in the object's unscaled axes
+    offset_rotation: np.ndarray   # principal-frame rotation relative to the object (w, x, y, z)
+
+
+@dataclass
+class RopeBinding:
+    armature_name: str
+    index: int
+    bone_names: list
+
+
+@dataclass
+class Conversion:
+    scene: object                 # solver.Scene
+    bodies: list                  # BodyBinding for the dynamic bodies (the ones that get baked)
+    ropes: list                   # RopeBinding
+    frame_start: int
+    frames: int
+    fps: float
+    substeps: int
+    iterations: int
+    warnings: list = field(default_factory=list)
+
+    @property
+    def dt(self):
+        return 1.0 / (self.fps * self.substeps)
+
+
+def scene_fps(scene):
+    return scene.render.fps / scene.render.fps_base
+
+
+def material_of(solver, obj):
+    s = obj.quadric
+    return solver.Material(friction=float(s.friction), rolling_friction=float(s.rolling_friction),
+                           spinning_friction=float(s.spinning_friction), restitution=float(s.restitution))
+
+
+def rigid_parts(matrix):
+    """(location, unit quaternion, scale) of a 4x4 world matrix."""
+    loc, rot, scale = matrix.decompose()
+    return np.array(loc), np.array(rot.normalized()), np.array(scale)
+
+
+def initial_matrix_world(obj):
+    """The object's world matrix before any bake of ours (the stored originals when baked)."""
+    s = obj.quadric
+    if not s.is_baked:
+        return obj.matrix_world.copy()
+    mode = s.orig_rotation_mode
+    if mode == 'QUATERNION':
+        rot = Quaternion(s.orig_rotation_quaternion).normalized().to_matrix()
+    elif mode == 'AXIS_ANGLE':
+        a = s.orig_rotation_axis_angle
+        rot = Quaternion(Vector(a[1:]), a[0]).to_matrix()
+    else:
+        from mathutils import Euler
+        rot = Euler(s.orig_rotation_euler, mode).to_matrix()
+    return Matrix.LocRotScale(Vector(s.orig_location), rot, obj.scale)
+
+
+def body_shape_world(obj, obj_matrix):
+    """(center, quaternion, semi-axes) of a body's ellipsoid in world space for a given object matrix.
+
+    The child Empty is the editable source of truth; without it the stored fit is used.
+    """
+    s = obj.quadric
+    empty = s.shape_empty
+    if empty is not None and empty.parent == obj:
+        em = obj_matrix @ empty.matrix_parent_inverse @ empty.matrix_basis
+        c, q, sc = rigid_parts(em)
+        semi = np.abs(sc) * empty.empty_display_size
+        return c, q, semi
+    t, r, _ = rigid_parts(obj_matrix)
+    c = t + quat.rotate(r, np.array(s.offset_location))
+    q = quat.mul(r, np.array(s.offset_rotation) / np.linalg.norm(s.offset_rotation))
+    return c, q, np.array(s.semi_axes)
+
+
+def body_mass_kwargs(obj, semi):
+    s = obj.quadric
+    if s.mass_mode == 'MASS':
+        return dict(mass=float(s.mass))
+    fitted = np.prod(np.maximum(np.array(s.semi_axes), 1e-12))
+    if s.fitted_volume > 0.0:
+        # Mass of the mesh itself (density x mesh volume), scaled if the user resized the shape.
+        return dict(mass=float(s.density * s.fitted_volume * np.prod(semi) / fitted))
+    return dict(density=float(s.density))
+
+
+def collider_geometry(obj, kind):
+    """Local bounding box of a collider mesh, turned into world-space parameters for its kind."""
+    loc, rot, scale = rigid_parts(obj.matrix_world)
+    if obj.type == 'MESH' and len(obj.data.vertices):
+        co = np.empty(3 * len(obj.data.vertices))
+        obj.data.vertices.foreach_get("co", co)
+        co = co.reshape(-1, 3) * scale
+        lo, hi = co.min(axis=0), co.max(axis=0)
+    else:
+        lo, hi = -np.abs(scale), np.abs(scale)
+    center = loc + quat.rotate(rot, 0.5 * (lo + hi))
+    half = 0.5 * (hi - lo)
+    z_axis = quat.rotate(rot, np.array([0.0, 0.0, 1.0]))
+    return dict(center=center, half=half, rotation=rot, z_axis=z_axis, location=loc)
+
+
+def detect_collider_kind(obj):
+    """PLANE for a flat mesh, TUBE for vertices on a circle around local Z, else BOX."""
+    if obj.type != 'MESH' or len(obj.data.vertices) < 3:
+        raise ConvertError(f"'{obj.name}' is not a mesh; colliders are made from plane, cylinder or cube meshes")
+    co = np.empty(3 * len(obj.data.vertices))
+    obj.data.vertices.foreach_get("co", co)
+    co = co.reshape(-1, 3)
+    ext = np.ptp(co, axis=0)
+    if ext[2] <= 1e-6 * max(ext.max(), 1e-12):
+        return 'PLANE'
+    r = np.hypot(co[:, 0] - 0.5 * (co[:, 0].max() + co[:, 0].min()), co[:, 1] - 0.5 * (co[:, 1].max() + co[:, 1].min()))
+    if len(co) >= 12 and r.mean() > 0 and r.std() / r.mean() < 0.02:
+        return 'TUBE'
+    return 'BOX'
+
+
+def sample_track(scene, objects, frame_start, frames, fps):
+    """World matrices of objects at each frame of the range: {name: [Matrix]}, frame restored afterwards."""
+    if not objects:
+        return {}
+    current = scene.frame_current
+    tracks = {o.name: [] for o in objects}
+    try:
+        for k in range(frames):
+            scene.frame_set(frame_start + k)
+            for o in objects:
+                tracks[o.name].append(o.matrix_world.copy())
+    finally:
+        scene.frame_set(current)
+    return tracks
+
+
+def rope_rest_nodes(arm):
+    bones = rope_bones(arm)
+    heads = [arm.matrix_world @ b.head_local for b in bones]
+    heads.append(arm.matrix_world @ bones[-1].tail_local)
+    return np.array(heads, dtype=np.float64)
+
+
+def rope_bones(arm):
+    return sorted(arm.data.bones, key=lambda b: b.name)
+
+
+def simulated_objects(scene):
+    objs = [o for o in scene.objects if o.quadric.role != 'NONE']
+    return sorted(objs, key=lambda o: o.name)
+
+
+def build_scene(solver, context, scene=None):
+    """Convert every quadric object of the Blender scene. Raises ConvertError with the object's name."""
+    scene = scene or context.scene
+    qs = scene.quadric
+    start, end = frame_range(scene)
+    frames = end - start + 1
+    if frames < 2:
+        raise ConvertError(f"frame range {start}-{end} is empty; it needs at least 2 frames")
+    fps = scene_fps(scene)
+    gravity = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
+    out = solver.Scene(gravity=gravity)
+    conv = Conversion(out, [], [], start, frames, fps, qs.substeps, qs.iterations)
+
+    objs = simulated_objects(scene)
+    bodies = [o for o in objs if o.quadric.role == 'BODY']
+    colliders = [o for o in objs if o.quadric.role == 'COLLIDER']
+    ropes = [o for o in objs if o.quadric.role == 'ROPE']
+    if not (bodies or ropes):
+        raise ConvertError("nothing to simulate: add a Quadric body or make a rope first")
+
+    current = scene.frame_current
+    if current != start:
+        scene.frame_set(start)
+    try:
+        anchors = _rope_anchor_objects(ropes, bodies)
+        animated = [o for o in bodies if o.quadric.body_type == 'ANIMATED'] + anchors
+        tracks = sample_track(scene, animated, start, frames, fps)
+        if scene.frame_current != start:
+            scene.frame_set(start)
+        body_index = {}
+        times = np.arange(frames) / fps
+        for obj in bodies:
+            s = obj.quadric
+            if s.body_type == 'DYNAMIC' and obj.parent is not None:
+                raise ConvertError(f"'{obj.name}': a dynamic Quadric body cannot have a parent; clear the parent first")
+            mat0 = tracks[obj.name][0] if obj.name in tracks else initial_matrix_world(obj)
+            c, q, semi = body_shape_world(obj, mat0)
+            if np.min(semi) <= 0.0:
+                raise ConvertError(f"'{obj.name}': shape has a zero semi-axis {tuple(np.round(semi, 6))}")
+            i = out.add_ellipsoid(semi_axes=tuple(semi), position=tuple(c), orientation=tuple(q),
+                                  velocity=tuple(s.initial_velocity), angular_velocity=tuple(s.initial_angular_velocity),
+                                  material=material_of(solver, obj), fixed=s.body_type == 'STATIC',
+                                  kinematic=s.body_type == 'ANIMATED', name=obj.name, **body_mass_kwargs(obj, semi))
+            body_index[obj.name] = i
+            if s.body_type == 'ANIMATED':
+                poses = np.array([np.concatenate(body_shape_world(obj, m)[:2]) for m in tracks[obj.name]])
+                poses[:, 3:] = quat.make_continuous(poses[:, 3:])
+                out.set_kinematic_track(i, times, poses)
+            elif s.body_type == 'DYNAMIC':
+                t0, r0, _ = rigid_parts(mat0)
+                off_loc = quat.rotate(quat.conj(r0), c - t0)
+                off_rot = quat.mul(quat.conj(r0), q)
+                conv.bodies.append(BodyBinding(obj.name, i, off_loc, off_rot))
+        for obj in colliders:
+            _add_collider(solver, out, obj)
+        for arm in ropes:
+            _add_rope(solver, out, conv, arm, body_index, tracks, times)
+    finally:
+        if scene.frame_current != current:
+            scene.frame_set(current)
+    return conv
+
+
+def _rope_anchor_objects(ropes, bodies):
+    """Non-body objects ropes are tied to: they become kinematic anchors following their animation."""
+    names = {b.name for b in bodies}
+    found = {}
+    for arm in ropes:
+        s = arm.quadric
+        for mode, target in ((s.start_mode, s.start_object), (s.end_mode, s.end_object)):
+            if mode == 'OBJECT':
+                if target is None:
+                    raise ConvertError(f"rope '{arm.name}': an end is tied to an object but none is chosen")
+                if target.name not in names:
+                    found[target.name] = target
+    return list(found.values())
+
+
+def _add_collider(solver, out, obj):
+    s = obj.quadric
+    g = collider_geometry(obj, s.collider_kind)
+    mat = material_of(solver, obj)
+    if s.collider_kind == 'PLANE':
+        out.add_plane(point=tuple(g["center"]), normal=tuple(g["z_axis"]), material=mat, name=obj.name)
+    elif s.collider_kind == 'TUBE':
+        radius = 0.5 * (g["half"][0] + g["half"][1])
+        out.add_tube(center=tuple(g["center"]), axis=tuple(g["z_axis"]), radius=float(radius),
+                     length=float(2.0 * g["half"][2]), material=mat, name=obj.name)
+    else:
+        out.add_box_container(center=tuple(g["center"]), half_extents=tuple(g["half"]), material=mat,
+                              name=obj.name, rotation=tuple(g["rotation"]))
+
+
+def _nearest_body(out, point):
+    best, best_d = None, np.inf
+    for i, b in enumerate(out.bodies):
+        d = np.linalg.norm(np.array(b["position"]) - point) - float(np.mean(b["semi_axes"]))
+        if d < best_d:
+            best, best_d = i, d
+    return best
+
+
+def _add_rope(solver, out, conv, arm, body_index, tracks, times):
+    s = arm.quadric
+    if not hasattr(out, "add_rope"):
+        raise ConvertError(f"rope '{arm.name}': this solver build has no ropes yet")
+    nodes = rope_rest_nodes(arm)
+    pinned, attachments = [], []
+    for node, mode, target in ((0, s.start_mode, s.start_object), (len(nodes) - 1, s.end_mode, s.end_object)):
+        if mode == 'PIN':
+            pinned.append(node)
+            continue
+        if mode == 'FREE':
+            continue
+        if mode == 'NEAREST':
+            b = _nearest_body(out, nodes[node])
+            if b is None:
+                raise ConvertError(f"rope '{arm.name}': an end is tied to the nearest body but there is none")
+        elif target.name in body_index:
+            b = body_index[target.name]
+        else:
+            b = _anchor_body(out, target, s.rope_radius, tracks[target.name], times, body_index)
+            if b is None:  # the object does not move: a pin is exact and cheaper
+                pinned.append(node)
+                continue
+        body = out.bodies[b]
+        local = quat.rotate(quat.conj(np.array(body["orientation"])), nodes[node] - np.array(body["position"]))
+        attachments.append((node, b, tuple(local)))
+    r = out.add_rope(nodes, radius=float(s.rope_radius), density=float(s.rope_density),
+                     young_modulus=float(s.rope_young_modulus), shear_modulus=float(s.rope_shear_modulus),
+                     damping=float(s.rope_damping), material=material_of(solver, arm), pinned=tuple(pinned),
+                     attachments=attachments, name=arm.name)
+    conv.ropes.append(RopeBinding(arm.name, r, [b.name for b in rope_bones(arm)]))
+
+
+def _anchor_body(out, target, radius, matrices, times, body_index):
+    """A small kinematic body following an animated object; None when the object never moves."""
+    key = target.name + " (rope anchor)"
+    if key in body_index:
+        return body_index[key]
+    poses = np.array([np.concatenate(rigid_parts(m)[:2]) for m in matrices])
+    if np.allclose(poses, poses[0], atol=1e-9):
+        return None
+    poses[:, 3:] = quat.make_continuous(poses[:, 3:])
+    r = float(radius)
+    i = out.add_ellipsoid(semi_axes=(r, r, r), position=tuple(poses[0, :3]), orientation=tuple(poses[0, 3:]),
+                          kinematic=True, name=key)
+    out.set_kinematic_track(i, times, poses)
+    body_index[key] = i
+    return i

@@ -1,0 +1,93 @@
+"""The one place that knows how each Blender version stores fcurves.
+
+- Blender 4.2/4.3: legacy actions, fcurves live on `action.fcurves`.
+- Blender 4.4+: slotted (layered) actions; fcurves live in a channelbag of a
+  keyframe strip for the slot assigned to the ID. 4.4 still has the legacy
+  `action.fcurves` proxy, 5.0 removed it.
+Everything else in the add-on goes through `new_bake_action`, `fcurves_of`
+and `write_fcurve`.
+"""
+import bpy
+import numpy as np
+
+SLOTTED = hasattr(bpy.types.Action, "slots")
+_LINEAR = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items["LINEAR"].value
+
+
+def new_bake_action(id_data, name):
+    """Create an action, assign it to id_data and return (action, fcurves collection to add to)."""
+    anim = id_data.animation_data_create()
+    action = bpy.data.actions.new(name)
+    if not SLOTTED:
+        anim.action = action
+        return action, action.fcurves
+    slot = action.slots.new(id_type=id_data.id_type, name=id_data.name)
+    anim.action = action
+    anim.action_slot = slot
+    layer = action.layers.new("Bake")
+    strip = layer.strips.new(type='KEYFRAME')
+    return action, strip.channelbag(slot, ensure=True).fcurves
+
+
+def fcurves_of(id_data):
+    """The fcurves animating id_data (an empty list when it has none)."""
+    anim = id_data.animation_data
+    action = anim.action if anim else None
+    if action is None:
+        return []
+    if not SLOTTED:
+        return list(action.fcurves)
+    slot = anim.action_slot
+    if slot is None:
+        return []
+    for layer in action.layers:
+        for strip in layer.strips:
+            bag = strip.channelbag(slot)
+            if bag is not None:
+                return list(bag.fcurves)
+    return []
+
+
+def find_fcurve(id_data, data_path, index=0):
+    for fc in fcurves_of(id_data):
+        if fc.data_path == data_path and fc.array_index == index:
+            return fc
+    return None
+
+
+def assign_action(id_data, action):
+    """Assign an existing action (or None), picking its first slot on slotted versions."""
+    if action is None:
+        if id_data.animation_data:
+            id_data.animation_data.action = None
+        return
+    anim = id_data.animation_data_create()
+    anim.action = action
+    if SLOTTED and anim.action_slot is None and len(action.slots):
+        anim.action_slot = action.slots[0]
+
+
+def write_fcurve(fcurves, data_path, index, frames, values, group=""):
+    """One fcurve with a LINEAR keyframe at each frame, written in bulk (no per-key Python calls)."""
+    if SLOTTED or not group:
+        fc = fcurves.new(data_path, index=index)
+    else:
+        fc = fcurves.new(data_path, index=index, action_group=group)
+    n = len(frames)
+    co = np.empty(2 * n, dtype=np.float32)
+    co[0::2] = frames
+    co[1::2] = values
+    points = fc.keyframe_points
+    points.add(n)
+    points.foreach_set("co", co)
+    points.foreach_set("interpolation", np.full(n, _LINEAR, dtype=np.int32))
+    fc.update()
+    return fc
+
+
+def read_keyframes(fc):
+    """(frames, values) of an fcurve's keyframes as float arrays."""
+    n = len(fc.keyframe_points)
+    co = np.empty(2 * n, dtype=np.float32)
+    fc.keyframe_points.foreach_get("co", co)
+    return co[0::2].astype(np.float64), co[1::2].astype(np.float64)

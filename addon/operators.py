@@ -1,0 +1,462 @@
+"""Operators: add bodies / colliders / ropes, simulate (modal or synchronous), clear, export, import."""
+import math
+import os
+import time
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, ImportHelper
+from mathutils import Matrix, Quaternion, Vector
+
+from . import bake, convert, fitting, quat, rope_rig, runtime
+from .job import SimulationJob
+from .properties import BODY_TYPE_ITEMS, END_MODE_ITEMS
+
+# The one running modal simulation (the panel and status bar read it).
+active_job = None
+
+
+def _selected(context):
+    return list(context.selected_objects or [])
+
+
+def _report_problems(op, problems, done):
+    """Report per-object problems: an error when nothing could be done, warnings otherwise."""
+    for msg in problems:
+        op.report({'WARNING'} if done else {'ERROR'}, msg)
+
+
+# --------------------------------------------------------------------------- bodies
+def mesh_triangles_world(context, obj):
+    depsgraph = context.evaluated_depsgraph_get()
+    ev = obj.evaluated_get(depsgraph)
+    mesh = ev.to_mesh()
+    try:
+        mesh.calc_loop_triangles()
+        co = np.empty(3 * len(mesh.vertices))
+        mesh.vertices.foreach_get("co", co)
+        tri = np.empty(3 * len(mesh.loop_triangles), dtype=np.int32)
+        mesh.loop_triangles.foreach_get("vertices", tri)
+    finally:
+        ev.to_mesh_clear()
+    mw = np.array(obj.matrix_world)
+    co = co.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3]
+    return co, tri.reshape(-1, 3)
+
+
+def ensure_shape_empty(obj, center, rotation_q, semi_axes):
+    """Child Empty (display Sphere) scaled to the semi-axes; the user may edit it to change the shape."""
+    s = obj.quadric
+    empty = s.shape_empty
+    if empty is None or empty.name not in bpy.data.objects:
+        empty = bpy.data.objects.new(obj.name + " Shape", None)
+        for coll in obj.users_collection:
+            coll.objects.link(empty)
+        s.shape_empty = empty
+    empty.empty_display_type = 'SPHERE'
+    empty.empty_display_size = 1.0
+    empty.hide_render = True
+    empty.parent = obj
+    empty.matrix_parent_inverse = obj.matrix_world.inverted_safe()
+    empty.matrix_basis = Matrix.LocRotScale(Vector(center), Quaternion(rotation_q), Vector(semi_axes))
+    return empty
+
+
+def make_body(context, obj, body_type='DYNAMIC'):
+    """Fit the ellipsoid of a mesh object and mark it as a quadric body. Returns a warning or ''."""
+    if obj.type != 'MESH':
+        raise fitting.FitError(f"'{obj.name}' is not a mesh (it is {obj.type.lower()}); only meshes can become bodies")
+    co, tri = mesh_triangles_world(context, obj)
+    fit = fitting.fit_ellipsoid(co, tri, name=obj.name)
+    q_fit = quat.from_matrix(fit.rotation)
+    t0, r0, _ = convert.rigid_parts(obj.matrix_world)
+    s = obj.quadric
+    s.role = 'BODY'
+    s.body_type = body_type
+    s.semi_axes = fit.semi_axes
+    s.fitted_volume = fit.volume
+    s.fit_method = fit.method
+    s.offset_location = quat.rotate(quat.conj(r0), fit.center - t0)
+    s.offset_rotation = quat.mul(quat.conj(r0), q_fit)
+    ensure_shape_empty(obj, fit.center, q_fit, fit.semi_axes)
+    return fit.warning
+
+
+class QUADRIC_OT_add_body(bpy.types.Operator):
+    """Make the selected meshes quadric bodies: fit each one's inertia-equivalent ellipsoid"""
+    bl_idname = "quadric.add_body"
+    bl_label = "Add Quadric Body"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    body_type: EnumProperty(name="Type", items=BODY_TYPE_ITEMS, default='DYNAMIC')
+
+    @classmethod
+    def poll(cls, context):
+        return context.mode == 'OBJECT'
+
+    def execute(self, context):
+        objs = _selected(context)
+        if not objs:
+            self.report({'ERROR'}, "select one or more mesh objects to make quadric bodies")
+            return {'CANCELLED'}
+        problems, done = [], 0
+        for obj in objs:
+            if obj.parent is not None and obj.parent.quadric.shape_empty == obj:
+                continue  # a body's shape empty, selected along with it
+            try:
+                warning = make_body(context, obj, self.body_type)
+            except fitting.FitError as exc:
+                problems.append(str(exc))
+                continue
+            done += 1
+            if warning:
+                self.report({'WARNING'}, warning)
+        _report_problems(self, problems, done)
+        if not done:
+            return {'CANCELLED'}
+        self.report({'INFO'}, f"{done} quadric bod{'y' if done == 1 else 'ies'} added")
+        return {'FINISHED'}
+
+
+# ------------------------------------------------------------------------ colliders
+class QUADRIC_OT_add_collider(bpy.types.Operator):
+    """Make the selected meshes static colliders: a ground plane, an open tube or an open-top box"""
+    bl_idname = "quadric.add_collider"
+    bl_label = "Add Collider"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    kind: EnumProperty(name="Kind", default='AUTO', items=[
+        ('AUTO', "Auto", "Recognise the mesh: flat -> plane, circular -> tube, otherwise box"),
+        ('PLANE', "Plane", "Ground plane through the object, normal along local Z"),
+        ('TUBE', "Tube", "Open hollow cylinder along local Z"),
+        ('BOX', "Box", "Open-top box container"),
+    ])
+
+    def execute(self, context):
+        objs = _selected(context)
+        if not objs:
+            self.report({'ERROR'}, "select a plane, cylinder or cube mesh to make a collider")
+            return {'CANCELLED'}
+        problems, done = [], 0
+        for obj in objs:
+            if obj.type != 'MESH':
+                problems.append(f"'{obj.name}' is not a mesh (it is {obj.type.lower()}); colliders are made from meshes")
+                continue
+            try:
+                kind = convert.detect_collider_kind(obj) if self.kind == 'AUTO' else self.kind
+            except convert.ConvertError as exc:
+                problems.append(str(exc))
+                continue
+            obj.quadric.role = 'COLLIDER'
+            obj.quadric.collider_kind = kind
+            done += 1
+            self.report({'INFO'}, f"'{obj.name}' is a {kind.lower()} collider")
+        _report_problems(self, problems, done)
+        return {'FINISHED'} if done else {'CANCELLED'}
+
+
+# ---------------------------------------------------------------------------- ropes
+class QUADRIC_OT_make_rope(bpy.types.Operator):
+    """Turn the selected curves into simulated ropes (armature + skinned mesh)"""
+    bl_idname = "quadric.make_rope"
+    bl_label = "Make Rope"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    use_segment_length: BoolProperty(name="By Segment Length", default=False,
+                                     description="Choose the segment length instead of the segment count")
+    segments: IntProperty(name="Segments", default=24, min=1, soft_max=200)
+    segment_length: FloatProperty(name="Segment Length", default=0.1, min=1e-4, unit='LENGTH')
+    radius: FloatProperty(name="Radius", default=0.02, min=1e-5, soft_max=0.5, unit='LENGTH')
+    density: FloatProperty(name="Density", default=1200.0, min=1e-6)
+    young_modulus: FloatProperty(name="Young's Modulus", default=5e4, min=1e-3)
+    friction: FloatProperty(name="Friction", default=0.5, min=0.0)
+    start_mode: EnumProperty(name="Start", items=END_MODE_ITEMS, default='PIN')
+    end_mode: EnumProperty(name="End", items=END_MODE_ITEMS, default='FREE')
+    start_object: StringProperty(name="Start Object", description="Object the start is tied to (End mode Object)")
+    end_object: StringProperty(name="End Object", description="Object the end is tied to (End mode Object)")
+    material: StringProperty(name="Material", description="Render material for the rope mesh (default: the curve's)")
+
+    def execute(self, context):
+        objs = _selected(context)
+        if not objs:
+            self.report({'ERROR'}, "select one or more curve objects to make ropes")
+            return {'CANCELLED'}
+        targets = {}
+        for label, mode, name in (("start", self.start_mode, self.start_object), ("end", self.end_mode, self.end_object)):
+            if mode == 'OBJECT':
+                target = bpy.data.objects.get(name)
+                if target is None:
+                    self.report({'ERROR'}, f"rope {label} is tied to object '{name}', which does not exist")
+                    return {'CANCELLED'}
+                targets[label] = target
+        mat = bpy.data.materials.get(self.material) if self.material else None
+        if self.material and mat is None:
+            self.report({'ERROR'}, f"material '{self.material}' does not exist")
+            return {'CANCELLED'}
+        problems, made = [], []
+        for obj in objs:
+            try:
+                pts = rope_rig.curve_polyline(context, obj)
+                length = rope_rig.arc_length(pts)
+                if length <= 0.0:
+                    raise rope_rig.RopeError(f"'{obj.name}': curve has zero length")
+                n = max(1, round(length / self.segment_length)) if self.use_segment_length else self.segments
+                nodes = rope_rig.resample(pts, n)
+            except rope_rig.RopeError as exc:
+                problems.append(str(exc))
+                continue
+            material = mat or (obj.data.materials[0] if obj.type == 'CURVE' and len(obj.data.materials) else None)
+            arm, mesh = rope_rig.build_rig(context, obj.name + " Rope", nodes, self.radius, material)
+            s = arm.quadric
+            s.role = 'ROPE'
+            s.rope_mesh = mesh
+            s.rope_source = obj
+            s.rope_radius = self.radius
+            s.rope_density = self.density
+            s.rope_young_modulus = self.young_modulus
+            s.friction = self.friction
+            s.start_mode, s.end_mode = self.start_mode, self.end_mode
+            s.start_object = targets.get("start")
+            s.end_object = targets.get("end")
+            obj.hide_set(True)
+            obj.hide_render = True
+            made.append(arm)
+        _report_problems(self, problems, len(made))
+        if not made:
+            return {'CANCELLED'}
+        for o in context.selected_objects:
+            o.select_set(False)
+        for arm in made:
+            arm.select_set(True)
+        context.view_layer.objects.active = made[-1]
+        self.report({'INFO'}, f"{len(made)} rope{'s' if len(made) != 1 else ''} made")
+        return {'FINISHED'}
+
+
+# ------------------------------------------------------------------------- simulate
+def _console_progress(done, total, _last=[0.0]):
+    now = time.perf_counter()
+    if done == total or now - _last[0] > 1.0:
+        _last[0] = now
+        print(f"[quadric] frame {done}/{total}", flush=True)
+
+
+def prepare_job(context, op=None, on_progress=None):
+    """Convert the scene and return a SimulationJob, or None after reporting why not."""
+    try:
+        solver = runtime.get_solver()
+        conv = convert.build_scene(solver, context)
+    except ValueError as exc:  # ConvertError, or the solver's validation naming the object
+        if op is not None:
+            op.report({'ERROR'}, str(exc))
+        context.scene.quadric.status = f"Error: {exc}"
+        return None
+    for w in conv.warnings:
+        if op is not None:
+            op.report({'WARNING'}, w)
+    return SimulationJob(solver, conv, on_progress=on_progress)
+
+
+def finish_job(context, job, op=None):
+    """Bake a finished job (main thread, one undo step) or report why nothing changed."""
+    scene = context.scene
+    if job.state != 'DONE':
+        scene.quadric.status = job.message
+        if op is not None:
+            op.report({'WARNING'} if job.state == 'CANCELLED' else {'ERROR'}, job.message)
+        return {'CANCELLED'}
+    nb, nr = bake.bake_recording(context, job.conv, job.recording)
+    msg = f"baked {nb} bodies and {nr} ropes over {job.conv.frames} frames (simulated in {job.seconds:.1f} s)"
+    scene.quadric.status = msg
+    if op is not None:
+        op.report({'INFO'}, msg)
+    return {'FINISHED'}
+
+
+def _tag_redraw(context):
+    wm = context.window_manager
+    for window in wm.windows:
+        for area in window.screen.areas:
+            if area.type in {'PROPERTIES', 'VIEW_3D'}:
+                area.tag_redraw()
+
+
+class QUADRIC_OT_simulate(bpy.types.Operator):
+    """Simulate the scene's frame range and bake bodies and ropes to keyframes (Esc cancels)"""
+    bl_idname = "quadric.simulate"
+    bl_label = "Simulate and Bake"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    _job = None
+    _timer = None
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and active_job is None
+
+    def execute(self, context):
+        job = prepare_job(context, self, on_progress=_console_progress if bpy.app.background else None)
+        if job is None:
+            return {'CANCELLED'}
+        job.run_sync()
+        return finish_job(context, job, self)
+
+    def invoke(self, context, event):
+        global active_job
+        if bpy.app.background or context.window is None:
+            return self.execute(context)
+        job = prepare_job(context, self)
+        if job is None:
+            return {'CANCELLED'}
+        self._job = active_job = job
+        job.start()
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(0.1, window=context.window)
+        wm.modal_handler_add(self)
+        wm.progress_begin(0, job.frames_total)
+        self._status(context, "starting")
+        return {'RUNNING_MODAL'}
+
+    def _status(self, context, text):
+        if context.workspace is not None:
+            context.workspace.status_text_set(f"Quadric Dynamics: {text}  (Esc to cancel)" if text else None)
+
+    def _cleanup(self, context):
+        global active_job
+        wm = context.window_manager
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
+        wm.progress_end()
+        self._status(context, None)
+        active_job = None
+        _tag_redraw(context)
+
+    def modal(self, context, event):
+        job = self._job
+        if event.type == 'ESC' and event.value == 'PRESS':
+            job.cancel()
+            self._status(context, "cancelling")
+            return {'RUNNING_MODAL'}
+        if event.type != 'TIMER' or event.timer is not self._timer:
+            return {'PASS_THROUGH'}
+        state, done, total = job.poll()
+        if state == 'RUNNING':
+            context.window_manager.progress_update(done)
+            self._status(context, f"frame {done}/{total}")
+            _tag_redraw(context)
+            return {'PASS_THROUGH'}
+        self._cleanup(context)
+        return finish_job(context, job, self)
+
+    def cancel(self, context):  # Blender closing the window or file while running
+        if self._job is not None:
+            self._job.cancel()
+            self._job.wait()
+        self._cleanup(context)
+
+
+class QUADRIC_OT_cancel(bpy.types.Operator):
+    """Stop the running simulation; nothing is baked"""
+    bl_idname = "quadric.cancel"
+    bl_label = "Cancel Simulation"
+
+    @classmethod
+    def poll(cls, context):
+        return active_job is not None
+
+    def execute(self, context):
+        active_job.cancel()
+        return {'FINISHED'}
+
+
+class QUADRIC_OT_clear_bake(bpy.types.Operator):
+    """Remove the baked keyframes and restore the original transforms and rotation modes"""
+    bl_idname = "quadric.clear_bake"
+    bl_label = "Clear Bake"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    def execute(self, context):
+        n = sum(bake.clear_bake(obj) for obj in context.scene.objects)
+        context.scene.quadric.status = ""
+        self.report({'INFO'}, f"cleared the bake of {n} object{'s' if n != 1 else ''}")
+        return {'FINISHED'}
+
+
+class QUADRIC_OT_export_scene(bpy.types.Operator, ExportHelper):
+    """Write the simulation scene to a JSON file for `python -m solver run`"""
+    bl_idname = "quadric.export_scene"
+    bl_label = "Export Quadric Scene"
+    filename_ext = ".json"
+    filter_glob: StringProperty(default="*.json", options={'HIDDEN'})
+
+    def execute(self, context):
+        try:
+            solver = runtime.get_solver()
+            conv = convert.build_scene(solver, context)
+            conv.scene.save(self.filepath)
+        except (ValueError, OSError) as exc:
+            self.report({'ERROR'}, str(exc))
+            return {'CANCELLED'}
+        cmd = (f"python -m solver run {os.path.basename(self.filepath)} -o recording.npz --frames {conv.frames} "
+               f"--fps {conv.fps:g} --substeps {conv.substeps}")
+        self.report({'INFO'}, f"wrote {self.filepath}; simulate it with: {cmd}")
+        return {'FINISHED'}
+
+
+class QUADRIC_OT_import_recording(bpy.types.Operator, ImportHelper):
+    """Bake a recording simulated elsewhere (from an exported scene of this file)"""
+    bl_idname = "quadric.import_recording"
+    bl_label = "Import Quadric Recording"
+    bl_options = {'REGISTER', 'UNDO'}
+    filename_ext = ".npz"
+    filter_glob: StringProperty(default="*.npz", options={'HIDDEN'})
+
+    def execute(self, context):
+        try:
+            solver = runtime.get_solver()
+            conv = convert.build_scene(solver, context)
+            rec = solver.Recording.load(self.filepath)
+        except (ValueError, OSError) as exc:
+            self.report({'ERROR'}, str(exc))
+            return {'CANCELLED'}
+        n_rec, n_scene = rec.body_poses.shape[1], len(conv.scene.bodies)
+        if n_rec != n_scene:
+            self.report({'ERROR'}, f"the recording has {n_rec} bodies but this scene has {n_scene}; "
+                                   "export the scene again and re-run it")
+            return {'CANCELLED'}
+        nb, nr = bake.bake_recording(context, conv, rec)
+        self.report({'INFO'}, f"baked {nb} bodies and {nr} ropes from {os.path.basename(self.filepath)}")
+        return {'FINISHED'}
+
+
+class QUADRIC_OT_remove(bpy.types.Operator):
+    """Take the selected objects out of the simulation (clears their bake and shape)"""
+    bl_idname = "quadric.remove"
+    bl_label = "Remove from Simulation"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    def execute(self, context):
+        for obj in _selected(context):
+            bake.clear_bake(obj)
+            s = obj.quadric
+            if s.shape_empty is not None:
+                bpy.data.objects.remove(s.shape_empty)
+            s.role = 'NONE'
+        return {'FINISHED'}
+
+
+CLASSES = (QUADRIC_OT_add_body, QUADRIC_OT_add_collider, QUADRIC_OT_make_rope, QUADRIC_OT_simulate,
+           QUADRIC_OT_cancel, QUADRIC_OT_clear_bake, QUADRIC_OT_export_scene, QUADRIC_OT_import_recording,
+           QUADRIC_OT_remove)
+
+
+def register():
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+
+
+def unregister():
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)

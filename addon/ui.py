@@ -1,0 +1,177 @@
+"""Panels: Properties editor > Physics tab (per object) and the 3D viewport sidebar tab "Quadric"."""
+import bpy
+
+from . import operators
+from .properties import frame_range
+
+
+def draw_progress(layout):
+    job = operators.active_job
+    if job is None:
+        return False
+    state, done, total = job.poll()
+    factor = done / total if total else 0.0
+    text = f"Simulating frame {done}/{total}"
+    if hasattr(layout, "progress"):  # Blender 4.0+
+        layout.progress(factor=factor, type='BAR', text=text)
+    else:
+        layout.label(text=f"{text} ({factor:.0%})")
+    layout.operator("quadric.cancel", icon='CANCEL')
+    return True
+
+
+def draw_scene_settings(layout, context):
+    scene = context.scene
+    qs = scene.quadric
+    col = layout.column(align=True)
+    col.prop(qs, "substeps")
+    col.prop(qs, "iterations")
+    col.prop(qs, "use_scene_range")
+    if not qs.use_scene_range:
+        row = col.row(align=True)
+        row.prop(qs, "frame_start")
+        row.prop(qs, "frame_end")
+    start, end = frame_range(scene)
+    col.label(text=f"Frames {start}-{end}", icon='TIME')
+    if not draw_progress(layout):
+        row = layout.row(align=True)
+        row.scale_y = 1.4
+        row.operator("quadric.simulate", icon='PHYSICS')
+        layout.operator("quadric.clear_bake", icon='TRASH')
+    if qs.status:
+        layout.label(text=qs.status, icon='INFO')
+    row = layout.row(align=True)
+    row.operator("quadric.export_scene", text="Export Scene", icon='EXPORT')
+    row.operator("quadric.import_recording", text="Import Recording", icon='IMPORT')
+
+
+def draw_add_buttons(layout):
+    col = layout.column(align=True)
+    col.operator("quadric.add_body", icon='MESH_UVSPHERE')
+    col.operator("quadric.add_collider", icon='MOD_PHYSICS')
+    col.operator("quadric.make_rope", icon='CURVE_PATH')
+
+
+def draw_object_settings(layout, obj):
+    s = obj.quadric
+    if s.role == 'NONE':
+        layout.label(text="Not in the Quadric simulation")
+        return
+    layout.prop(s, "role")
+    col = layout.column()
+    if s.role == 'BODY':
+        col.prop(s, "body_type")
+        col.prop(s, "mass_mode")
+        col.prop(s, "density" if s.mass_mode == 'DENSITY' else "mass")
+        col.prop(s, "semi_axes")
+        if s.fit_method == 'BOUNDING_BOX':
+            col.label(text="Open mesh: shape from its bounding box", icon='ERROR')
+        if s.shape_empty is not None:
+            col.prop(s, "shape_empty")
+        if s.body_type == 'DYNAMIC':
+            col.prop(s, "initial_velocity")
+            col.prop(s, "initial_angular_velocity")
+    elif s.role == 'COLLIDER':
+        col.prop(s, "collider_kind")
+    elif s.role == 'ROPE':
+        col.prop(s, "rope_radius")
+        col.prop(s, "rope_density")
+        col.prop(s, "rope_young_modulus")
+        col.prop(s, "rope_shear_modulus")
+        col.prop(s, "rope_damping")
+        for mode, target in (("start_mode", "start_object"), ("end_mode", "end_object")):
+            col.prop(s, mode)
+            if getattr(s, mode) == 'OBJECT':
+                col.prop(s, target)
+    box = layout.box()
+    box.label(text="Contact")
+    box.prop(s, "friction")
+    box.prop(s, "rolling_friction")
+    box.prop(s, "spinning_friction")
+    box.prop(s, "restitution")
+    if s.is_baked:
+        layout.label(text="Baked", icon='KEYINGSET')
+    layout.operator("quadric.remove", icon='X')
+
+
+class QUADRIC_PT_physics(bpy.types.Panel):
+    bl_label = "Quadric Dynamics"
+    bl_space_type = 'PROPERTIES'
+    bl_region_type = 'WINDOW'
+    bl_context = "physics"
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        obj = context.object
+        if obj.quadric.role == 'NONE':
+            draw_add_buttons(layout)
+        else:
+            draw_object_settings(layout, obj)
+
+
+class QUADRIC_PT_physics_scene(bpy.types.Panel):
+    bl_label = "Simulation"
+    bl_space_type = 'PROPERTIES'
+    bl_region_type = 'WINDOW'
+    bl_context = "physics"
+    bl_parent_id = "QUADRIC_PT_physics"
+
+    def draw(self, context):
+        self.layout.use_property_split = True
+        draw_scene_settings(self.layout, context)
+
+
+class QUADRIC_PT_sidebar(bpy.types.Panel):
+    bl_label = "Quadric Dynamics"
+    bl_space_type = 'VIEW_3D'
+    bl_region_type = 'UI'
+    bl_category = "Quadric"
+
+    def draw(self, context):
+        layout = self.layout
+        draw_add_buttons(layout)
+        layout.separator()
+        draw_scene_settings(layout, context)
+
+
+class QUADRIC_PT_sidebar_object(bpy.types.Panel):
+    bl_label = "Active Object"
+    bl_space_type = 'VIEW_3D'
+    bl_region_type = 'UI'
+    bl_category = "Quadric"
+    bl_parent_id = "QUADRIC_PT_sidebar"
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None
+
+    def draw(self, context):
+        self.layout.use_property_split = True
+        draw_object_settings(self.layout, context.object)
+
+
+def draw_status_bar(self, context):
+    job = operators.active_job
+    if job is not None:
+        _, done, total = job.poll()
+        self.layout.label(text=f"Quadric: {done}/{total}", icon='PHYSICS')
+
+
+CLASSES = (QUADRIC_PT_physics, QUADRIC_PT_physics_scene, QUADRIC_PT_sidebar, QUADRIC_PT_sidebar_object)
+
+
+def register():
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+    bpy.types.STATUSBAR_HT_header.append(draw_status_bar)
+
+
+def unregister():
+    bpy.types.STATUSBAR_HT_header.remove(draw_status_bar)
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)
