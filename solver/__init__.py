@@ -1,0 +1,15 @@
+"""Quadric Dynamics solver: rigid ellipsoids with frictional contact (numpy + numba only).
+
+    import solver
+    scene = solver.Scene()
+    scene.add_plane()
+    scene.add_ellipsoid((0.1, 0.1, 0.1), position=(0, 0, 0.5))
+    sim = solver.Simulation(scene, dt=1 / 240)
+    recording = sim.run(frames=48, fps=24, substeps=10)
+"""
+from .recording import Recording
+from .scene import Material, Scene
+from .simulation import Simulation, SimulationCancelled, SimulationDiverged, State
+
+__all__ = ["Material", "Recording", "Scene", "Simulation", "SimulationCancelled", "SimulationDiverged", "State"]
+__version__ = "0.1.0"

@@ -1,0 +1,87 @@
+"""Broad phase: a uniform hashed grid over world AABBs, O(n) for bounded density.
+
+Cells are at least as large as the largest body's AABB, so any overlapping
+pair shares a cell or sits in neighbouring cells. Bodies are counting-sorted
+into a hash table of cells; each body looks at the 27 cells around it and keeps
+partners with a larger index, so every pair is found once. Pairs come out sorted
+by (a, b), which the narrow phase relies on for warm-start lookup.
+"""
+import numpy as np
+from numba import njit
+
+from .math3d import JIT
+
+# large primes of Teschner et al. (2003) for spatial hashing
+_P1, _P2, _P3 = 73856093, 19349663, 83492791
+
+
+@njit(**JIT, inline="always")
+def _cell_hash(cx, cy, cz, mask):
+    return ((cx * _P1) ^ (cy * _P2) ^ (cz * _P3)) & mask
+
+
+@njit(**JIT)
+def find_pairs(position, half_extent, dynamic, cell_size, cell, bucket_start, bucket_body, bucket_fill,
+               pair_a, pair_b):
+    """Fill pair_a/pair_b with AABB-overlapping pairs (a < b, at least one dynamic).
+
+    Returns the number of pairs, or -1 if the pair buffers are too small.
+    """
+    n = position.shape[0]
+    table = bucket_fill.shape[0]
+    mask = table - 1
+    inv = 1.0 / cell_size
+    bucket_fill[:] = 0
+    for i in range(n):
+        cx = np.int64(np.floor(position[i, 0] * inv))
+        cy = np.int64(np.floor(position[i, 1] * inv))
+        cz = np.int64(np.floor(position[i, 2] * inv))
+        cell[i, 0] = cx
+        cell[i, 1] = cy
+        cell[i, 2] = cz
+        bucket_fill[_cell_hash(cx, cy, cz, mask)] += 1
+    bucket_start[0] = 0
+    for h in range(table):
+        bucket_start[h + 1] = bucket_start[h] + bucket_fill[h]
+        bucket_fill[h] = bucket_start[h]
+    for i in range(n):
+        h = _cell_hash(cell[i, 0], cell[i, 1], cell[i, 2], mask)
+        bucket_body[bucket_fill[h]] = i
+        bucket_fill[h] += 1
+
+    count = 0
+    capacity = pair_a.shape[0]
+    for i in range(n):
+        first = count
+        for ox in range(-1, 2):
+            for oy in range(-1, 2):
+                for oz in range(-1, 2):
+                    cx = cell[i, 0] + ox
+                    cy = cell[i, 1] + oy
+                    cz = cell[i, 2] + oz
+                    h = _cell_hash(cx, cy, cz, mask)
+                    for k in range(bucket_start[h], bucket_start[h + 1]):
+                        j = bucket_body[k]
+                        if j <= i or not (dynamic[i] or dynamic[j]):
+                            continue
+                        # hash collisions: keep only bodies really in this cell
+                        if cell[j, 0] != cx or cell[j, 1] != cy or cell[j, 2] != cz:
+                            continue
+                        if (abs(position[i, 0] - position[j, 0]) > half_extent[i, 0] + half_extent[j, 0]
+                                or abs(position[i, 1] - position[j, 1]) > half_extent[i, 1] + half_extent[j, 1]
+                                or abs(position[i, 2] - position[j, 2]) > half_extent[i, 2] + half_extent[j, 2]):
+                            continue
+                        if count >= capacity:
+                            return -1
+                        pair_a[count] = i
+                        pair_b[count] = j
+                        count += 1
+        # insertion sort of this body's partners keeps the global (a, b) order
+        for k in range(first + 1, count):
+            value = pair_b[k]
+            m = k - 1
+            while m >= first and pair_b[m] > value:
+                pair_b[m + 1] = pair_b[m]
+                m -= 1
+            pair_b[m + 1] = value
+    return count

@@ -1,0 +1,179 @@
+"""Collision driver: candidate pairs and static colliders to contacts.
+
+Pre-tests run cheapest first: bounding spheres, oriented boxes, then (for pairs
+without a contact last substep) the exact characteristic-polynomial separation
+test on ellipsoids inflated to cover the contact margin. Surviving pairs get an
+exact signed depth and normal from the narrow phase, warm-started with last
+substep's normal. A contact is kept when its depth exceeds -margin, so contacts
+about to close are solved speculatively (no tunnelling, no jitter).
+
+Contacts are written in increasing key order: key = a * (N + S) + b for a body
+pair a < b and key = a * (N + S) + N + s for body a against static collider s.
+"""
+import numpy as np
+from numba import njit
+
+from .math3d import JIT
+from .model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
+from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_plane_depth,
+                          ellipsoid_tube_depth, ellipsoids_separated, support_point)
+
+
+@njit(**JIT)
+def _find_cached(cache_key, cache_count, key, start):
+    """Binary search of key in the sorted cache from index start; returns index or -1."""
+    lo = start
+    hi = cache_count
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if cache_key[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < cache_count and cache_key[lo] == key:
+        return lo
+    return -1
+
+
+@njit(**JIT)
+def _emit(ws, count, a, b, key, nx, ny, nz, px, py, pz, depth):
+    ws.contact_a[count] = a
+    ws.contact_b[count] = b
+    ws.contact_key[count] = key
+    ws.contact_normal[count, 0] = nx
+    ws.contact_normal[count, 1] = ny
+    ws.contact_normal[count, 2] = nz
+    ws.contact_point[count, 0] = px
+    ws.contact_point[count, 1] = py
+    ws.contact_point[count, 2] = pz
+    ws.contact_depth[count] = depth
+
+
+@njit(**JIT)
+def _static_contact(model, ws, position, i, s, margin, out):
+    """Depth of body i against static s, or -inf if they cannot touch. out = normal(3), point(3)."""
+    kind = model.static_kind[s]
+    point = model.static_point[s]
+    normal = model.static_normal[s]
+    center = position[i]
+    shape = ws.shape[i]
+    if kind == STATIC_PLANE or kind == STATIC_WALL:
+        depth = ellipsoid_plane_depth(center, shape, point, normal)
+        if depth < -margin:
+            return -np.inf
+        px, py, pz = support_point(center, shape, normal[0], normal[1], normal[2], -1.0)
+        if kind == STATIC_WALL:
+            # one-sided finite rectangle: the body's centre must be on the inner side and
+            # its deepest point must lie over the rectangle
+            side = ((center[0] - point[0]) * normal[0] + (center[1] - point[1]) * normal[1]
+                    + (center[2] - point[2]) * normal[2])
+            if side <= 0.0:
+                return -np.inf
+            u = model.static_u[s]
+            v = model.static_v[s]
+            du = (px - point[0]) * u[0] + (py - point[1]) * u[1] + (pz - point[2]) * u[2]
+            dv = (px - point[0]) * v[0] + (py - point[1]) * v[1] + (pz - point[2]) * v[2]
+            if abs(du) > model.static_size[s, 0] or abs(dv) > model.static_size[s, 1]:
+                return -np.inf
+        out[0] = normal[0]
+        out[1] = normal[1]
+        out[2] = normal[2]
+        out[3] = px + 0.5 * depth * normal[0]
+        out[4] = py + 0.5 * depth * normal[1]
+        out[5] = pz + 0.5 * depth * normal[2]
+        return depth
+    # tube: the body must be inside the tube's radius and the deepest point within its length
+    radius = model.static_size[s, 0]
+    half_length = model.static_size[s, 1]
+    rx = center[0] - point[0]
+    ry = center[1] - point[1]
+    rz = center[2] - point[2]
+    along = rx * normal[0] + ry * normal[1] + rz * normal[2]
+    radial2 = rx * rx + ry * ry + rz * rz - along * along
+    reach = model.bounding_radius[i] + margin
+    if radial2 >= radius * radius or np.sqrt(radial2) + reach < radius or abs(along) > half_length + reach:
+        return -np.inf
+    deepest = out[3:6]
+    inward = out[0:3]
+    depth = ellipsoid_tube_depth(center, shape, point, normal, radius, deepest, inward)
+    if depth < -margin:
+        return -np.inf
+    axial = ((deepest[0] - point[0]) * normal[0] + (deepest[1] - point[1]) * normal[1]
+             + (deepest[2] - point[2]) * normal[2])
+    if abs(axial) > half_length:
+        return -np.inf
+    for k in range(3):
+        out[3 + k] = deepest[k] + 0.5 * depth * inward[k]
+    return depth
+
+
+@njit(**JIT)
+def collide(model, state, ws, n_pairs, margin):
+    """Write contacts for all candidate pairs and static colliders. Returns count, or -1 on overflow."""
+    n = model.n_bodies
+    n_static = model.static_kind.shape[0]
+    stride = n + n_static
+    position = state.position
+    capacity = ws.contact_key.shape[0]
+    cache_count = state.cache_count[0]
+    cursor = 0  # cache search start: keys are visited in increasing order
+    count = 0
+    normal = np.empty(3)
+    scratch = np.empty(6)
+    half_a = np.empty(3)
+    half_b = np.empty(3)
+    p = 0
+    for i in range(n):
+        # pairs (i, j), j increasing
+        while p < n_pairs and ws.pair_a[p] == i:
+            j = ws.pair_b[p]
+            p += 1
+            ca = position[i]
+            cb = position[j]
+            dx = cb[0] - ca[0]
+            dy = cb[1] - ca[1]
+            dz = cb[2] - ca[2]
+            reach = model.bounding_radius[i] + model.bounding_radius[j] + margin
+            if dx * dx + dy * dy + dz * dz > reach * reach:
+                continue
+            for k in range(3):
+                half_a[k] = model.semi_axes[i, k] + 0.5 * margin
+                half_b[k] = model.semi_axes[j, k] + 0.5 * margin
+            if not boxes_overlap(ca, ws.rotation[i], half_a, cb, ws.rotation[j], half_b):
+                continue
+            key = i * stride + j
+            cached = _find_cached(state.cache_key, cache_count, key, cursor)
+            if cached >= 0:
+                cursor = cached + 1
+                normal[:] = state.cache_normal[cached]
+            else:
+                inflate_a = 1.0 + margin / model.semi_axes[i].min()
+                inflate_b = 1.0 + margin / model.semi_axes[j].min()
+                if ellipsoids_separated(ca, ws.rotation[i], model.semi_axes[i], cb, ws.rotation[j],
+                                        model.semi_axes[j], inflate_a, inflate_b):
+                    continue
+                normal[:] = 0.0
+            depth = ellipsoid_ellipsoid_depth(ca, ws.shape[i], ws.rotation[i], cb, ws.shape[j], ws.rotation[j],
+                                              normal, normal)
+            if depth < -margin:
+                continue
+            if count >= capacity:
+                return -1
+            pax, pay, paz = support_point(ca, ws.shape[i], normal[0], normal[1], normal[2], 1.0)
+            pbx, pby, pbz = support_point(cb, ws.shape[j], normal[0], normal[1], normal[2], -1.0)
+            _emit(ws, count, i, j, key, normal[0], normal[1], normal[2],
+                  0.5 * (pax + pbx), 0.5 * (pay + pby), 0.5 * (paz + pbz), depth)
+            count += 1
+        # static colliders only matter for dynamic bodies
+        if model.inv_mass[i] == 0.0:
+            continue
+        for s in range(n_static):
+            depth = _static_contact(model, ws, position, i, s, margin, scratch)
+            if depth == -np.inf:
+                continue
+            if count >= capacity:
+                return -1
+            _emit(ws, count, -1 - s, i, i * stride + n + s, scratch[0], scratch[1], scratch[2],
+                  scratch[3], scratch[4], scratch[5], depth)
+            count += 1
+    return count

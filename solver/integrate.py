@@ -1,0 +1,190 @@
+"""Per-body phases: frames, velocity prediction (gravity, damping, kinematic tracks), integration.
+
+Rotation conserves angular momentum exactly in free flight: with L = I_w(q) w
+fixed, the body turns by the exponential map with the angular velocity
+I_w(q_half)^-1 L evaluated at the half-step orientation (a second-order Lie
+midpoint step), and w is recomputed from L at the new orientation. This is
+where the gyroscopic term w x (I w) lives: torque-free precession and tumbling
+come out of the changing world inertia instead of an explicit torque.
+"""
+import numpy as np
+from numba import njit
+
+from .math3d import JIT, mat_vec, quat_mul, quat_to_matrix, rotate_by_rotation_vector
+from .model import DYNAMIC, KINEMATIC
+from .narrowphase import shape_matrix
+
+
+@njit(**JIT)
+def _world_inverse_inertia(rotation, inv_local, out):
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = (rotation[r, 0] * rotation[c, 0] * inv_local[0]
+                         + rotation[r, 1] * rotation[c, 1] * inv_local[1]
+                         + rotation[r, 2] * rotation[c, 2] * inv_local[2])
+
+
+@njit(**JIT)
+def update_body_frames(model, state, ws, margin):
+    for i in range(model.n_bodies):
+        quat_to_matrix(state.orientation[i], ws.rotation[i])
+        shape_matrix(ws.rotation[i], model.semi_axes[i], ws.shape[i])
+        _world_inverse_inertia(ws.rotation[i], model.inv_inertia_local[i], ws.inv_inertia_world[i])
+        for k in range(3):
+            ws.half_extent[i, k] = np.sqrt(ws.shape[i, k, k]) + 0.5 * margin
+
+
+@njit(**JIT)
+def _track_pose(model, body, t, out):
+    """Pose (x, y, z, qw, qx, qy, qz) of a kinematic track at time t: linear and slerp, held at the ends."""
+    start = model.track_offsets[body]
+    stop = model.track_offsets[body + 1]
+    times = model.track_times
+    poses = model.track_poses
+    if t <= times[start]:
+        out[:] = poses[start]
+        return
+    if t >= times[stop - 1]:
+        out[:] = poses[stop - 1]
+        return
+    lo = start
+    hi = stop - 1
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if times[mid] <= t:
+            lo = mid
+        else:
+            hi = mid
+    s = (t - times[lo]) / (times[hi] - times[lo])
+    for k in range(3):
+        out[k] = (1.0 - s) * poses[lo, k] + s * poses[hi, k]
+    q0 = poses[lo, 3:]
+    q1 = poses[hi, 3:]
+    dot = q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3]
+    sign = 1.0
+    if dot < 0.0:
+        sign = -1.0
+        dot = -dot
+    if dot > 0.9995:
+        w0 = 1.0 - s
+        w1 = s * sign
+    else:
+        angle = np.arccos(min(dot, 1.0))
+        w0 = np.sin((1.0 - s) * angle) / np.sin(angle)
+        w1 = sign * np.sin(s * angle) / np.sin(angle)
+    norm = 0.0
+    for k in range(4):
+        out[3 + k] = w0 * q0[k] + w1 * q1[k]
+        norm += out[3 + k] ** 2
+    norm = np.sqrt(norm)
+    for k in range(4):
+        out[3 + k] /= norm
+
+
+@njit(**JIT)
+def predict_velocities(model, state, h, linear_damping, angular_damping):
+    """Gravity and damping for dynamic bodies; pose and velocity from the track for kinematic ones."""
+    g = model.gravity
+    t = state.time[0]
+    now = np.empty(7)
+    nxt = np.empty(7)
+    linear_factor = 1.0 / (1.0 + h * linear_damping)
+    angular_factor = 1.0 / (1.0 + h * angular_damping)
+    for i in range(model.n_bodies):
+        kind = model.body_kind[i]
+        if kind == DYNAMIC:
+            for k in range(3):
+                state.linear_velocity[i, k] = (state.linear_velocity[i, k] + h * g[k]) * linear_factor
+                state.angular_velocity[i, k] *= angular_factor
+        elif kind == KINEMATIC and model.track_offsets[i + 1] > model.track_offsets[i]:
+            _track_pose(model, i, t, now)
+            _track_pose(model, i, t + h, nxt)
+            for k in range(3):
+                state.position[i, k] = now[k]
+                state.linear_velocity[i, k] = (nxt[k] - now[k]) / h
+            for k in range(4):
+                state.orientation[i, k] = now[3 + k]
+            # angular velocity: rotation vector of q_next * conj(q_now), over h
+            dw, dx, dy, dz = quat_mul(nxt[3], nxt[4], nxt[5], nxt[6], now[3], -now[4], -now[5], -now[6])
+            if dw < 0.0:
+                dw, dx, dy, dz = -dw, -dx, -dy, -dz
+            vector_norm = np.sqrt(dx * dx + dy * dy + dz * dz)
+            angle = 2.0 * np.arctan2(vector_norm, dw)
+            scale = angle / (vector_norm * h) if vector_norm > 1e-15 else 2.0 / h
+            state.angular_velocity[i, 0] = dx * scale
+            state.angular_velocity[i, 1] = dy * scale
+            state.angular_velocity[i, 2] = dz * scale
+
+
+@njit(**JIT)
+def integrate_positions(model, state, ws, h):
+    """Move bodies by real plus split-impulse velocities; rotate conserving angular momentum."""
+    rotation = np.empty((3, 3))
+    inv_world = np.empty((3, 3))
+    q = np.empty(4)
+    for i in range(model.n_bodies):
+        kind = model.body_kind[i]
+        if kind != DYNAMIC and kind != KINEMATIC:
+            continue
+        for k in range(3):
+            state.position[i, k] += h * (state.linear_velocity[i, k] + ws.pseudo_linear[i, k])
+        wx = state.angular_velocity[i, 0]
+        wy = state.angular_velocity[i, 1]
+        wz = state.angular_velocity[i, 2]
+        px = ws.pseudo_angular[i, 0]
+        py = ws.pseudo_angular[i, 1]
+        pz = ws.pseudo_angular[i, 2]
+        if kind == KINEMATIC:
+            rotate_by_rotation_vector(state.orientation[i], h * wx, h * wy, h * wz)
+            continue
+        # angular momentum L = R I R' w, from the rotation at the start of the substep
+        inertia = model.inertia_local[i]
+        r0 = ws.rotation[i]
+        bx = r0[0, 0] * wx + r0[1, 0] * wy + r0[2, 0] * wz
+        by = r0[0, 1] * wx + r0[1, 1] * wy + r0[2, 1] * wz
+        bz = r0[0, 2] * wx + r0[1, 2] * wy + r0[2, 2] * wz
+        lx, ly, lz = mat_vec(r0, inertia[0] * bx, inertia[1] * by, inertia[2] * bz)
+        # half step, then the full step with the midpoint angular velocity
+        q[:] = state.orientation[i]
+        rotate_by_rotation_vector(q, 0.5 * h * (wx + px), 0.5 * h * (wy + py), 0.5 * h * (wz + pz))
+        quat_to_matrix(q, rotation)
+        _world_inverse_inertia(rotation, model.inv_inertia_local[i], inv_world)
+        mx, my, mz = mat_vec(inv_world, lx, ly, lz)
+        rotate_by_rotation_vector(state.orientation[i], h * (mx + px), h * (my + py), h * (mz + pz))
+        quat_to_matrix(state.orientation[i], rotation)
+        _world_inverse_inertia(rotation, model.inv_inertia_local[i], inv_world)
+        wx, wy, wz = mat_vec(inv_world, lx, ly, lz)
+        state.angular_velocity[i, 0] = wx
+        state.angular_velocity[i, 1] = wy
+        state.angular_velocity[i, 2] = wz
+
+
+@njit(**JIT)
+def kinetic_energy(model, state, ws):
+    energy = 0.0
+    for i in range(model.n_bodies):
+        if model.body_kind[i] != DYNAMIC:
+            continue
+        v = state.linear_velocity[i]
+        energy += 0.5 * model.mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+        w = state.angular_velocity[i]
+        r = ws.rotation[i]
+        inertia = model.inertia_local[i]
+        for k in range(3):
+            local = r[0, k] * w[0] + r[1, k] * w[1] + r[2, k] * w[2]
+            energy += 0.5 * inertia[k] * local * local
+    return energy
+
+
+@njit(**JIT)
+def first_non_finite_body(state):
+    """Index of the first body whose pose or velocity is NaN or infinite, or -1."""
+    for i in range(state.position.shape[0]):
+        for k in range(3):
+            if not (np.isfinite(state.position[i, k]) and np.isfinite(state.linear_velocity[i, k])
+                    and np.isfinite(state.angular_velocity[i, k])):
+                return i
+        for k in range(4):
+            if not np.isfinite(state.orientation[i, k]):
+                return i
+    return -1

@@ -1,0 +1,79 @@
+"""Small 3-D helpers for compiled kernels: quaternions (w, x, y, z) and 3x3 matrices.
+
+Everything works on scalars and tiny tuples so the hot loops allocate nothing.
+"""
+import numpy as np
+from numba import njit
+
+JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
+
+
+@njit(**JIT, inline="always")
+def quat_mul(aw, ax, ay, az, bw, bx, by, bz):
+    return (aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw)
+
+
+@njit(**JIT)
+def quat_to_matrix(q, out):
+    """Rotation matrix of the unit quaternion q (w, x, y, z), written into out (3, 3)."""
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    out[0, 0] = 1.0 - 2.0 * (y * y + z * z)
+    out[0, 1] = 2.0 * (x * y - w * z)
+    out[0, 2] = 2.0 * (x * z + w * y)
+    out[1, 0] = 2.0 * (x * y + w * z)
+    out[1, 1] = 1.0 - 2.0 * (x * x + z * z)
+    out[1, 2] = 2.0 * (y * z - w * x)
+    out[2, 0] = 2.0 * (x * z - w * y)
+    out[2, 1] = 2.0 * (y * z + w * x)
+    out[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+
+
+@njit(**JIT)
+def rotate_by_rotation_vector(q, wx, wy, wz):
+    """Return exp(w/2) * q renormalised: q rotated by the world-frame rotation vector w (exponential map)."""
+    angle = np.sqrt(wx * wx + wy * wy + wz * wz)
+    if angle < 1e-12:
+        # second-order series of the exponential map
+        s = 0.5
+        c = 1.0 - angle * angle / 8.0
+    else:
+        s = np.sin(0.5 * angle) / angle
+        c = np.cos(0.5 * angle)
+    rw, rx, ry, rz = quat_mul(c, s * wx, s * wy, s * wz, q[0], q[1], q[2], q[3])
+    norm = np.sqrt(rw * rw + rx * rx + ry * ry + rz * rz)
+    q[0] = rw / norm
+    q[1] = rx / norm
+    q[2] = ry / norm
+    q[3] = rz / norm
+
+
+@njit(**JIT, inline="always")
+def cross(ax, ay, az, bx, by, bz):
+    return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+
+
+@njit(**JIT, inline="always")
+def mat_vec(m, x, y, z):
+    return (m[0, 0] * x + m[0, 1] * y + m[0, 2] * z,
+            m[1, 0] * x + m[1, 1] * y + m[1, 2] * z,
+            m[2, 0] * x + m[2, 1] * y + m[2, 2] * z)
+
+
+@njit(**JIT, inline="always")
+def orthonormal_basis(nx, ny, nz):
+    """Two unit tangents completing n to a right-handed frame (branch-free method of Duff et al. 2017)."""
+    sign = 1.0 if nz >= 0.0 else -1.0
+    a = -1.0 / (sign + nz)
+    b = nx * ny * a
+    return (1.0 + sign * nx * nx * a, sign * b, -sign * nx,
+            b, sign + ny * ny * a, -ny)
+
+
+def quat_to_matrix_np(q):
+    """Numpy version for setup code and tests."""
+    out = np.empty((3, 3))
+    quat_to_matrix(np.asarray(q, dtype=np.float64), out)
+    return out

@@ -1,0 +1,134 @@
+"""Model: everything that does not change during a run, as flat float64/int64 arrays.
+
+Built once from a Scene. Kernels read it and never write it (MuJoCo's mjModel,
+Newton's Model). Static colliders share one index space, ``static id``:
+planes first, then the walls of box containers (five one-sided rectangles per
+box), then tubes.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .math3d import quat_to_matrix_np
+
+DYNAMIC, FIXED, KINEMATIC = 0, 1, 2
+STATIC_PLANE, STATIC_WALL, STATIC_TUBE = 0, 1, 2
+
+
+class Model(NamedTuple):
+    n_bodies: int
+    gravity: np.ndarray              # (3,)
+    semi_axes: np.ndarray            # (N, 3)
+    mass: np.ndarray                 # (N,)
+    inv_mass: np.ndarray             # (N,) 0 for fixed and kinematic bodies
+    inertia_local: np.ndarray        # (N, 3) principal moments
+    inv_inertia_local: np.ndarray    # (N, 3) 0 for fixed and kinematic bodies
+    bounding_radius: np.ndarray      # (N,) largest semi-axis
+    body_material: np.ndarray        # (N,) int64
+    body_kind: np.ndarray            # (N,) int64: DYNAMIC, FIXED, KINEMATIC
+    track_offsets: np.ndarray        # (N+1,) int64 into track_times/track_poses; empty range = no track
+    track_times: np.ndarray          # (K,)
+    track_poses: np.ndarray          # (K, 7)
+    material_friction: np.ndarray    # (M,)
+    material_rolling: np.ndarray     # (M,)
+    material_spinning: np.ndarray    # (M,)
+    material_restitution: np.ndarray  # (M,)
+    static_kind: np.ndarray          # (S,) int64: STATIC_PLANE, STATIC_WALL, STATIC_TUBE
+    static_point: np.ndarray         # (S, 3) plane/wall point or tube centre
+    static_normal: np.ndarray        # (S, 3) plane/wall normal into free space, or tube axis
+    static_u: np.ndarray             # (S, 3) wall in-plane axis 1
+    static_v: np.ndarray             # (S, 3) wall in-plane axis 2
+    static_size: np.ndarray          # (S, 2) wall half sizes along u, v; tube (radius, half length)
+    static_material: np.ndarray      # (S,) int64
+
+
+def ellipsoid_mass_properties(semi_axes, density):
+    """Mass and principal moments of inertia of a solid ellipsoid."""
+    a, b, c = semi_axes
+    mass = density * 4.0 / 3.0 * np.pi * a * b * c
+    return mass, np.array([mass * (b * b + c * c) / 5.0, mass * (a * a + c * c) / 5.0, mass * (a * a + b * b) / 5.0])
+
+
+def _box_walls(box):
+    """The floor and four walls of an open-top box as (point, inward normal, u, v, half_u, half_v)."""
+    center = np.array(box["center"])
+    hx, hy, hz = box["half_extents"]
+    rotation = quat_to_matrix_np(box["rotation"])
+    ex, ey, ez = rotation[:, 0], rotation[:, 1], rotation[:, 2]
+    return [
+        (center - hz * ez, ez, ex, ey, hx, hy),     # floor
+        (center - hx * ex, ex, ey, ez, hy, hz),     # -x wall, faces +x
+        (center + hx * ex, -ex, ey, ez, hy, hz),    # +x wall
+        (center - hy * ey, ey, ex, ez, hx, hz),     # -y wall
+        (center + hy * ey, -ey, ex, ez, hx, hz),    # +y wall
+    ]
+
+
+def build_model(scene) -> Model:
+    n = len(scene.bodies)
+    semi_axes = np.zeros((n, 3))
+    mass = np.zeros(n)
+    inv_mass = np.zeros(n)
+    inertia = np.zeros((n, 3))
+    inv_inertia = np.zeros((n, 3))
+    material = np.zeros(n, dtype=np.int64)
+    kind = np.zeros(n, dtype=np.int64)
+    track_offsets = np.zeros(n + 1, dtype=np.int64)
+    track_times, track_poses = [], []
+    for i, body in enumerate(scene.bodies):
+        semi_axes[i] = body["semi_axes"]
+        if body["mass"] is not None:
+            m = body["mass"]
+            _, unit_inertia = ellipsoid_mass_properties(body["semi_axes"], 1.0)
+            inertia[i] = unit_inertia / (4.0 / 3.0 * np.pi * np.prod(body["semi_axes"])) * m
+        else:
+            m, inertia[i] = ellipsoid_mass_properties(body["semi_axes"], body["density"])
+        mass[i] = m
+        material[i] = body["material"]
+        kind[i] = FIXED if body["fixed"] else (KINEMATIC if body["kinematic"] else DYNAMIC)
+        if kind[i] == DYNAMIC:
+            inv_mass[i] = 1.0 / m
+            inv_inertia[i] = 1.0 / inertia[i]
+        track = body.get("track")
+        if track:
+            track_times.extend(track["times"])
+            track_poses.extend(track["poses"])
+        track_offsets[i + 1] = len(track_times)
+
+    statics = []  # (kind, point, normal, u, v, size, material)
+    zero = np.zeros(3)
+    for plane in scene.planes:
+        statics.append((STATIC_PLANE, plane["point"], plane["normal"], zero, zero, (0.0, 0.0), plane["material"]))
+    for box in scene.boxes:
+        for point, normal, u, v, half_u, half_v in _box_walls(box):
+            statics.append((STATIC_WALL, point, normal, u, v, (half_u, half_v), box["material"]))
+    for tube in scene.tubes:
+        statics.append((STATIC_TUBE, tube["center"], tube["axis"], zero, zero,
+                        (tube["radius"], 0.5 * tube["length"]), tube["material"]))
+    s = len(statics)
+
+    def column(k, shape, dtype=np.float64):
+        return np.array([entry[k] for entry in statics], dtype=dtype).reshape(shape)
+
+    materials = scene.materials or []
+    return Model(
+        n_bodies=n,
+        gravity=np.array(scene.gravity, dtype=np.float64),
+        semi_axes=semi_axes, mass=mass, inv_mass=inv_mass,
+        inertia_local=inertia, inv_inertia_local=inv_inertia,
+        bounding_radius=semi_axes.max(axis=1) if n else np.zeros(0),
+        body_material=material, body_kind=kind,
+        track_offsets=track_offsets,
+        track_times=np.array(track_times, dtype=np.float64).reshape(-1),
+        track_poses=np.array(track_poses, dtype=np.float64).reshape(-1, 7),
+        material_friction=np.array([m.friction for m in materials], dtype=np.float64).reshape(-1),
+        material_rolling=np.array([m.rolling_friction for m in materials], dtype=np.float64).reshape(-1),
+        material_spinning=np.array([m.spinning_friction for m in materials], dtype=np.float64).reshape(-1),
+        material_restitution=np.array([m.restitution for m in materials], dtype=np.float64).reshape(-1),
+        static_kind=column(0, (s,), np.int64),
+        static_point=column(1, (s, 3)), static_normal=column(2, (s, 3)),
+        static_u=column(3, (s, 3)), static_v=column(4, (s, 3)),
+        static_size=column(5, (s, 2)), static_material=column(6, (s,), np.int64),
+    )

@@ -1,0 +1,418 @@
+"""Narrow phase: exact contact geometry of ellipsoids against ellipsoids and static quadrics.
+
+Signed depth convention: positive = penetration, negative = separation distance.
+Contact normals point from the first shape (A) to the second (B); for static
+colliders A is the collider, so the normal points into the body's side.
+
+Ellipsoid k has centre c_k, rotation R_k, semi-axes a_k and shape matrix
+M_k = R_k diag(a_k^2) R_k^T; its support function is c_k.n + sqrt(n^T M_k n).
+The signed depth of a pair is
+
+    depth = min over unit n of  sqrt(n^T M_A n) + sqrt(n^T M_B n) - (c_B - c_A).n
+
+which is the minimum translation distance when they overlap and minus the
+Euclidean distance when they are apart. Its minimiser is the common normal: the
+support points of A along n and of B along -n are joined by a vector parallel to
+n. We find it by Riemannian Newton on the unit sphere, warm-started from the
+previous step's normal; cold pairs start from the centre line and the principal
+axes of both bodies and keep the best (the function can have several local
+minima for deep crossings of long ellipsoids).
+"""
+import numpy as np
+from numba import njit
+
+from .math3d import JIT, orthonormal_basis
+
+NEWTON_MAX_ITERATIONS = 40
+NEWTON_STEP_TOLERANCE = 1e-13
+
+
+@njit(**JIT)
+def shape_matrix(rotation, semi_axes, out):
+    """out = R diag(a^2) R^T."""
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = (rotation[r, 0] * rotation[c, 0] * semi_axes[0] ** 2
+                         + rotation[r, 1] * rotation[c, 1] * semi_axes[1] ** 2
+                         + rotation[r, 2] * rotation[c, 2] * semi_axes[2] ** 2)
+
+
+@njit(**JIT, inline="always")
+def _quad(m, x, y, z):
+    mx = m[0, 0] * x + m[0, 1] * y + m[0, 2] * z
+    my = m[1, 0] * x + m[1, 1] * y + m[1, 2] * z
+    mz = m[2, 0] * x + m[2, 1] * y + m[2, 2] * z
+    return mx, my, mz, np.sqrt(max(x * mx + y * my + z * mz, 1e-300))
+
+
+@njit(**JIT)
+def _width_gap(ma, mb, dx, dy, dz, nx, ny, nz):
+    """sqrt(n'M_A n) + sqrt(n'M_B n) - d.n for a unit n."""
+    _, _, _, sa = _quad(ma, nx, ny, nz)
+    _, _, _, sb = _quad(mb, nx, ny, nz)
+    return sa + sb - (dx * nx + dy * ny + dz * nz)
+
+
+@njit(**JIT)
+def _newton_on_sphere(ma, mb, dx, dy, dz, nx, ny, nz):
+    """Minimise the width gap over the unit sphere from n; return (depth, nx, ny, nz)."""
+    f = _width_gap(ma, mb, dx, dy, dz, nx, ny, nz)
+    for _ in range(NEWTON_MAX_ITERATIONS):
+        max_, may_, maz_, sa = _quad(ma, nx, ny, nz)
+        mbx, mby, mbz, sb = _quad(mb, nx, ny, nz)
+        gx = max_ / sa + mbx / sb - dx
+        gy = may_ / sa + mby / sb - dy
+        gz = maz_ / sa + mbz / sb - dz
+        t1x, t1y, t1z, t2x, t2y, t2z = orthonormal_basis(nx, ny, nz)
+        g1 = gx * t1x + gy * t1y + gz * t1z
+        g2 = gx * t2x + gy * t2y + gz * t2z
+        # tangent-plane Hessian: t_i' H t_j - f delta_ij, with
+        # H = (M_A - M_A n n' M_A / s_A^2) / s_A + (same for B)
+        a1 = (max_ * t1x + may_ * t1y + maz_ * t1z) / sa
+        a2 = (max_ * t2x + may_ * t2y + maz_ * t2z) / sa
+        b1 = (mbx * t1x + mby * t1y + mbz * t1z) / sb
+        b2 = (mbx * t2x + mby * t2y + mbz * t2z) / sb
+        _, _, _, qa11 = _quad(ma, t1x, t1y, t1z)
+        _, _, _, qa22 = _quad(ma, t2x, t2y, t2z)
+        _, _, _, qb11 = _quad(mb, t1x, t1y, t1z)
+        _, _, _, qb22 = _quad(mb, t2x, t2y, t2z)
+        ma12 = (t1x * (ma[0, 0] * t2x + ma[0, 1] * t2y + ma[0, 2] * t2z)
+                + t1y * (ma[1, 0] * t2x + ma[1, 1] * t2y + ma[1, 2] * t2z)
+                + t1z * (ma[2, 0] * t2x + ma[2, 1] * t2y + ma[2, 2] * t2z))
+        mb12 = (t1x * (mb[0, 0] * t2x + mb[0, 1] * t2y + mb[0, 2] * t2z)
+                + t1y * (mb[1, 0] * t2x + mb[1, 1] * t2y + mb[1, 2] * t2z)
+                + t1z * (mb[2, 0] * t2x + mb[2, 1] * t2y + mb[2, 2] * t2z))
+        h11 = (qa11 * qa11 - a1 * a1) / sa + (qb11 * qb11 - b1 * b1) / sb - f
+        h22 = (qa22 * qa22 - a2 * a2) / sa + (qb22 * qb22 - b2 * b2) / sb - f
+        h12 = (ma12 - a1 * a2) / sa + (mb12 - b1 * b2) / sb
+        # Levenberg shift keeps the step a descent direction where the Hessian is indefinite
+        trace = h11 + h22
+        det = h11 * h22 - h12 * h12
+        disc = np.sqrt(max(0.25 * (h11 - h22) ** 2 + h12 * h12, 0.0))
+        lowest = 0.5 * trace - disc
+        shift = 0.0
+        if lowest <= 1e-9 * (abs(trace) + 1e-300):
+            shift = -lowest + 1e-6 * (abs(h11) + abs(h22)) + 1e-12 * (sa + sb)
+        h11s = h11 + shift
+        h22s = h22 + shift
+        det = h11s * h22s - h12 * h12
+        s1 = -(h22s * g1 - h12 * g2) / det
+        s2 = -(-h12 * g1 + h11s * g2) / det
+        length = np.sqrt(s1 * s1 + s2 * s2)
+        if length > 0.5:
+            s1 *= 0.5 / length
+            s2 *= 0.5 / length
+            length = 0.5
+        accepted = False
+        for _ in range(30):
+            cx = nx + s1 * t1x + s2 * t2x
+            cy = ny + s1 * t1y + s2 * t2y
+            cz = nz + s1 * t1z + s2 * t2z
+            cn = np.sqrt(cx * cx + cy * cy + cz * cz)
+            cx /= cn
+            cy /= cn
+            cz /= cn
+            fc = _width_gap(ma, mb, dx, dy, dz, cx, cy, cz)
+            if fc <= f:
+                accepted = True
+                break
+            s1 *= 0.5
+            s2 *= 0.5
+            length *= 0.5
+        if not accepted:
+            break
+        nx, ny, nz, f = cx, cy, cz, fc
+        if length < NEWTON_STEP_TOLERANCE:
+            break
+    return f, nx, ny, nz
+
+
+@njit(**JIT)
+def ellipsoid_ellipsoid_depth(ca, ma, ra, cb, mb, rb, warm_normal, out_normal):
+    """Signed depth and normal (A to B) of two ellipsoids: centres, shape matrices, rotations.
+
+    ``warm_normal`` is the previous step's normal, or zeros for a cold start.
+    Returns the depth; writes the unit normal into out_normal.
+    """
+    dx = cb[0] - ca[0]
+    dy = cb[1] - ca[1]
+    dz = cb[2] - ca[2]
+    warm = warm_normal[0] ** 2 + warm_normal[1] ** 2 + warm_normal[2] ** 2
+    if warm > 0.5:
+        best, bx, by, bz = _newton_on_sphere(ma, mb, dx, dy, dz, warm_normal[0], warm_normal[1], warm_normal[2])
+    else:
+        dn = np.sqrt(dx * dx + dy * dy + dz * dz)
+        if dn > 0.0:
+            best, bx, by, bz = _newton_on_sphere(ma, mb, dx, dy, dz, dx / dn, dy / dn, dz / dn)
+        else:
+            best, bx, by, bz = _newton_on_sphere(ma, mb, dx, dy, dz, 0.0, 0.0, 1.0)
+        # other starts: the principal axes of both shapes, turned toward B
+        for which in range(2):
+            rot = ra if which == 0 else rb
+            for axis in range(3):
+                ex = rot[0, axis]
+                ey = rot[1, axis]
+                ez = rot[2, axis]
+                if ex * dx + ey * dy + ez * dz < 0.0:
+                    ex, ey, ez = -ex, -ey, -ez
+                f, nx, ny, nz = _newton_on_sphere(ma, mb, dx, dy, dz, ex, ey, ez)
+                if f < best:
+                    best, bx, by, bz = f, nx, ny, nz
+    out_normal[0] = bx
+    out_normal[1] = by
+    out_normal[2] = bz
+    return best
+
+
+@njit(**JIT)
+def support_point(center, m, nx, ny, nz, sign):
+    """Point of the ellipsoid furthest along sign * n."""
+    mx, my, mz, s = _quad(m, nx, ny, nz)
+    return (center[0] + sign * mx / s, center[1] + sign * my / s, center[2] + sign * mz / s)
+
+
+@njit(**JIT)
+def ellipsoid_plane_depth(center, m, point, normal):
+    """Signed depth of an ellipsoid against a plane whose ``normal`` points into free space."""
+    _, _, _, s = _quad(m, normal[0], normal[1], normal[2])
+    return ((point[0] - center[0]) * normal[0] + (point[1] - center[1]) * normal[1]
+            + (point[2] - center[2]) * normal[2] + s)
+
+
+@njit(**JIT)
+def ellipsoid_tube_depth(center, m, tube_center, axis, radius, out_point, out_normal):
+    """Signed depth of an ellipsoid against the inner wall of an infinite tube.
+
+    The deepest point maximises the distance from the axis; there the surface
+    normal is radial, so it is the support point along a radial direction w and
+    the radial direction of that point is w again. We iterate that fixed point
+    (a contraction by about semi-axis / radius). Writes the deepest point and the
+    normal (pointing from the wall toward the axis). Returns the depth.
+    """
+    ux, uy, uz = axis[0], axis[1], axis[2]
+    rx = center[0] - tube_center[0]
+    ry = center[1] - tube_center[1]
+    rz = center[2] - tube_center[2]
+    along = rx * ux + ry * uy + rz * uz
+    wx, wy, wz = rx - along * ux, ry - along * uy, rz - along * uz
+    wn = np.sqrt(wx * wx + wy * wy + wz * wz)
+    if wn < 1e-12 * radius:
+        t1x, t1y, t1z, _, _, _ = orthonormal_basis(ux, uy, uz)
+        wx, wy, wz = t1x, t1y, t1z
+    else:
+        wx, wy, wz = wx / wn, wy / wn, wz / wn
+    px = py = pz = 0.0
+    distance = 0.0
+    for _ in range(200):
+        px, py, pz = support_point(center, m, wx, wy, wz, 1.0)
+        qx = px - tube_center[0]
+        qy = py - tube_center[1]
+        qz = pz - tube_center[2]
+        a = qx * ux + qy * uy + qz * uz
+        qx -= a * ux
+        qy -= a * uy
+        qz -= a * uz
+        distance = np.sqrt(qx * qx + qy * qy + qz * qz)
+        if distance == 0.0:
+            break
+        nwx, nwy, nwz = qx / distance, qy / distance, qz / distance
+        change = (nwx - wx) ** 2 + (nwy - wy) ** 2 + (nwz - wz) ** 2
+        wx, wy, wz = nwx, nwy, nwz
+        if change < 1e-30:
+            break
+    px, py, pz = support_point(center, m, wx, wy, wz, 1.0)
+    out_point[0] = px
+    out_point[1] = py
+    out_point[2] = pz
+    out_normal[0] = -wx
+    out_normal[1] = -wy
+    out_normal[2] = -wz
+    return distance - radius
+
+
+# ---------------------------------------------------------------- pre-tests
+@njit(**JIT)
+def boxes_overlap(ca, ra, ha, cb, rb, hb):
+    """Separating-axis test of two oriented boxes (centres, rotation columns as axes, half sizes)."""
+    # rotation of B in A's frame and translation in A's frame
+    rot = np.empty((3, 3))
+    absrot = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            rot[i, j] = ra[0, i] * rb[0, j] + ra[1, i] * rb[1, j] + ra[2, i] * rb[2, j]
+            absrot[i, j] = abs(rot[i, j]) + 1e-12
+    dx = cb[0] - ca[0]
+    dy = cb[1] - ca[1]
+    dz = cb[2] - ca[2]
+    t0 = dx * ra[0, 0] + dy * ra[1, 0] + dz * ra[2, 0]
+    t1 = dx * ra[0, 1] + dy * ra[1, 1] + dz * ra[2, 1]
+    t2 = dx * ra[0, 2] + dy * ra[1, 2] + dz * ra[2, 2]
+    t = (t0, t1, t2)
+    for i in range(3):
+        if abs(t[i]) > ha[i] + hb[0] * absrot[i, 0] + hb[1] * absrot[i, 1] + hb[2] * absrot[i, 2]:
+            return False
+    for j in range(3):
+        if abs(t0 * rot[0, j] + t1 * rot[1, j] + t2 * rot[2, j]) > (
+                ha[0] * absrot[0, j] + ha[1] * absrot[1, j] + ha[2] * absrot[2, j] + hb[j]):
+            return False
+    for i in range(3):
+        i1 = (i + 1) % 3
+        i2 = (i + 2) % 3
+        for j in range(3):
+            j1 = (j + 1) % 3
+            j2 = (j + 2) % 3
+            ra_ = ha[i1] * absrot[i2, j] + ha[i2] * absrot[i1, j]
+            rb_ = hb[j1] * absrot[i, j2] + hb[j2] * absrot[i, j1]
+            if abs(t[i2] * rot[i1, j] - t[i1] * rot[i2, j]) > ra_ + rb_:
+                return False
+    return True
+
+
+@njit(**JIT)
+def _quadric_matrix(center, rotation, semi_axes, scale, shift, out):
+    """4x4 matrix of the ellipsoid x'Qx - 1 <= 0 in coordinates (x - shift) / scale."""
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = (rotation[r, 0] * rotation[c, 0] / (semi_axes[0] / scale) ** 2
+                         + rotation[r, 1] * rotation[c, 1] / (semi_axes[1] / scale) ** 2
+                         + rotation[r, 2] * rotation[c, 2] / (semi_axes[2] / scale) ** 2)
+    cx = (center[0] - shift[0]) / scale
+    cy = (center[1] - shift[1]) / scale
+    cz = (center[2] - shift[2]) / scale
+    qcx = out[0, 0] * cx + out[0, 1] * cy + out[0, 2] * cz
+    qcy = out[1, 0] * cx + out[1, 1] * cy + out[1, 2] * cz
+    qcz = out[2, 0] * cx + out[2, 1] * cy + out[2, 2] * cz
+    out[0, 3] = out[3, 0] = -qcx
+    out[1, 3] = out[3, 1] = -qcy
+    out[2, 3] = out[3, 2] = -qcz
+    out[3, 3] = cx * qcx + cy * qcy + cz * qcz - 1.0
+
+
+@njit(**JIT)
+def _det4(m):
+    s0 = m[0, 0] * m[1, 1] - m[1, 0] * m[0, 1]
+    s1 = m[0, 0] * m[1, 2] - m[1, 0] * m[0, 2]
+    s2 = m[0, 0] * m[1, 3] - m[1, 0] * m[0, 3]
+    s3 = m[0, 1] * m[1, 2] - m[1, 1] * m[0, 2]
+    s4 = m[0, 1] * m[1, 3] - m[1, 1] * m[0, 3]
+    s5 = m[0, 2] * m[1, 3] - m[1, 2] * m[0, 3]
+    c5 = m[2, 2] * m[3, 3] - m[3, 2] * m[2, 3]
+    c4 = m[2, 1] * m[3, 3] - m[3, 1] * m[2, 3]
+    c3 = m[2, 1] * m[3, 2] - m[3, 1] * m[2, 2]
+    c2 = m[2, 0] * m[3, 3] - m[3, 0] * m[2, 3]
+    c1 = m[2, 0] * m[3, 2] - m[3, 0] * m[2, 2]
+    c0 = m[2, 0] * m[3, 1] - m[3, 0] * m[2, 1]
+    return s0 * c5 - s1 * c4 + s2 * c3 + s3 * c2 - s4 * c1 + s5 * c0
+
+
+@njit(**JIT)
+def _sign_changes(values, count):
+    changes = 0
+    last = 0.0
+    for k in range(count):
+        v = values[k]
+        if v != 0.0:
+            if last != 0.0 and (v > 0.0) != (last > 0.0):
+                changes += 1
+            last = v
+    return changes
+
+
+@njit(**JIT)
+def _positive_root_count(coeffs):
+    """Number of distinct real roots in (0, inf) of a polynomial (coefficients high to low), by Sturm's theorem."""
+    degree = coeffs.shape[0] - 1
+    chain = np.zeros((degree + 1, degree + 1))  # row k holds p_k, left-aligned, length degree+1-k at most
+    lengths = np.zeros(degree + 1, dtype=np.int64)
+    scale = 0.0
+    for k in range(degree + 1):
+        scale = max(scale, abs(coeffs[k]))
+        chain[0, k] = coeffs[k]
+    lengths[0] = degree + 1
+    for k in range(degree):
+        chain[1, k] = coeffs[k] * (degree - k)
+    lengths[1] = degree
+    count = 2
+    tolerance = 1e-12
+    while lengths[count - 1] > 1 and count <= degree:
+        # remainder of chain[count-2] divided by chain[count-1]
+        num = chain[count - 2, :lengths[count - 2]].copy()
+        den = chain[count - 1, :lengths[count - 1]]
+        nlen = lengths[count - 2]
+        dlen = lengths[count - 1]
+        for shift in range(nlen - dlen + 1):
+            factor = num[shift] / den[0]
+            for k in range(dlen):
+                num[shift + k] -= factor * den[k]
+        rem = num[nlen - dlen + 1:]
+        # drop leading zeros of the remainder (relative to the chain's size)
+        size = 0.0
+        for k in range(num.shape[0]):
+            size = max(size, abs(num[k]))
+        start = 0
+        while start < rem.shape[0] and abs(rem[start]) <= tolerance * max(size, 1e-300):
+            start += 1
+        if start == rem.shape[0]:
+            break  # exact division: repeated roots; the chain ends here
+        rlen = rem.shape[0] - start
+        for k in range(rlen):
+            chain[count, k] = -rem[start + k]
+        lengths[count] = rlen
+        count += 1
+    at_zero = np.empty(count)
+    at_infinity = np.empty(count)
+    for k in range(count):
+        at_zero[k] = chain[k, lengths[k] - 1]
+        at_infinity[k] = chain[k, 0]
+    return _sign_changes(at_zero, count) - _sign_changes(at_infinity, count)
+
+
+@njit(**JIT)
+def characteristic_polynomial(ca, ra, axes_a, cb, rb, axes_b, inflate_a, inflate_b):
+    """Coefficients (high to low) of f(l) = det(l A + B) for the quadric matrices of two ellipsoids.
+
+    Coordinates are centred on A and scaled by A's largest semi-axis so the
+    coefficients are well conditioned. Semi-axes are multiplied by the inflate
+    factors (1 for the exact shapes).
+    """
+    scale = max(axes_a[0], max(axes_a[1], axes_a[2])) * inflate_a
+    qa = np.empty((4, 4))
+    qb = np.empty((4, 4))
+    sa = np.empty(3)
+    sb = np.empty(3)
+    for k in range(3):
+        sa[k] = axes_a[k] * inflate_a
+        sb[k] = axes_b[k] * inflate_b
+    _quadric_matrix(ca, ra, sa, scale, ca, qa)
+    _quadric_matrix(cb, rb, sb, scale, ca, qb)
+    samples = np.empty(5)
+    work = np.empty((4, 4))
+    lambdas = (0.0, 1.0, -1.0, 2.0, -2.0)
+    for s in range(5):
+        for r in range(4):
+            for c in range(4):
+                work[r, c] = lambdas[s] * qa[r, c] + qb[r, c]
+        samples[s] = _det4(work)
+    p0, p1, pm1, p2, pm2 = samples[0], samples[1], samples[2], samples[3], samples[4]
+    even1 = 0.5 * (p1 + pm1) - p0
+    even2 = 0.5 * (p2 + pm2) - p0
+    odd1 = 0.5 * (p1 - pm1)
+    odd2 = 0.25 * (p2 - pm2)
+    c4 = (even2 - 4.0 * even1) / 12.0
+    c2 = even1 - c4
+    c3 = (odd2 - odd1) / 3.0
+    c1 = odd1 - c3
+    coeffs = np.empty(5)
+    coeffs[0] = c4
+    coeffs[1] = c3
+    coeffs[2] = c2
+    coeffs[3] = c1
+    coeffs[4] = p0
+    return coeffs
+
+
+@njit(**JIT)
+def ellipsoids_separated(ca, ra, axes_a, cb, rb, axes_b, inflate_a, inflate_b):
+    """Wang, Wang & Kim (2001): two ellipsoids are separated iff det(l A + B) = 0 has two distinct positive roots."""
+    coeffs = characteristic_polynomial(ca, ra, axes_a, cb, rb, axes_b, inflate_a, inflate_b)
+    return _positive_root_count(coeffs) >= 2

@@ -1,0 +1,401 @@
+"""Cosserat ropes: inextensible rods that bend and twist, pinned, clamped or tied to rigid bodies.
+
+A rope of N nodes has N-1 segments. Nodes carry position and the lumped mass
+m_i = 1/2 rho pi r^2 (l_{i-1} + l_i); each segment carries a unit quaternion (w, x, y, z) whose third
+axis d3 follows the tangent, an angular velocity (world frame) and the inertia of a rigid cylinder.
+Neighbouring segments are joined by bend-twist joints whose Darboux vector
+u = (2 / l_bar) Im(conj(q_j) q_{j+1}) is driven towards the rest value of the drawn curve with stiffness
+(E pi r^4/4, E pi r^4/4, G pi r^4/2). A clamped end adds a joint between the end segment and a fixed
+frame at the end node (half a segment long), so a cantilever bends right from its root.
+
+All ropes are concatenated into flat arrays (structure of arrays with per-rope offsets) so one compiled
+call advances every rope: see rope_kernels.rope_substep.
+"""
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .rope_kernels import BAND, rope_advance, rope_substep  # noqa: F401  (re-exported)
+
+__all__ = ["RopeModel", "RopeState", "build_ropes", "rope_substep", "rope_advance", "rope_joint_moments",
+           "rope_length_error", "rope_frames_from_points"]
+
+DEFAULTS = dict(radius=0.015, density=1200.0, young_modulus=5e4, shear_modulus=1e5, damping=0.0,
+                internal_damping=0.0, material=0, pinned=(), clamped=(), attachments=(), name=None)
+
+# A drawn curve that folds back on itself by more than this has no usable frame (the Darboux vector is singular).
+MAX_KINK_DEGREES = 175.0
+
+
+class RopeModel(NamedTuple):
+    """What does not change during a run. Offsets index the flat arrays per rope."""
+    rope_node_start: np.ndarray   # (R+1,) int64
+    rope_seg_start: np.ndarray    # (R+1,) int64
+    rope_joint_start: np.ndarray  # (R+1,) int64; rope r has m+1 joint slots, slot 0 and m are the end clamps
+    rope_row_start: np.ndarray    # (R+1,) int64; rows of the banded system, 3 (2m+1) per rope
+    rope_radius: np.ndarray       # (R,)
+    rope_damping: np.ndarray      # (R,) velocity damping rate 1/s
+    rope_material: np.ndarray     # (R,) int64
+    rope_clamped: np.ndarray      # (R, 2) int64: start / end clamped
+    node_mass: np.ndarray         # (Nn,)
+    node_inv_mass: np.ndarray     # (Nn,) zero for pinned nodes
+    node_attachment: np.ndarray   # (Nn,) int64 index into att_*, -1 if none
+    seg_rest_length: np.ndarray   # (Ns,)
+    seg_inertia: np.ndarray       # (Ns, 3) principal, segment frame
+    seg_inv_inertia: np.ndarray   # (Ns, 3)
+    joint_rest_length: np.ndarray  # (Nj,) l_bar
+    joint_rest_darboux: np.ndarray  # (Nj, 3)
+    joint_stiffness: np.ndarray   # (Nj, 3) E I1, E I2, G J
+    joint_damping: np.ndarray     # (Nj,) Kelvin-Voigt time, s
+    joint_active: np.ndarray      # (Nj,) int64
+    att_node: np.ndarray          # (A,) int64
+    att_body: np.ndarray          # (A,) int64
+    att_local: np.ndarray         # (A, 3) point in the body frame
+    iterations: int               # outer iterations of attachments + direct rope solve
+    stretch_erp: float            # drift feedback of the stretch-shear rows
+    attachment_erp: float
+    length_erp: float             # error-reduction parameter of the inextensibility stabilisation
+    length_iterations: int        # Newton passes of the stabilisation
+    length_tolerance: float       # relative length error at which the stabilisation stops
+
+
+class RopeState(NamedTuple):
+    """Everything that changes; work_* arrays are preallocated scratch of the substep."""
+    node_position: np.ndarray        # (Nn, 3)
+    node_velocity: np.ndarray        # (Nn, 3)
+    seg_orientation: np.ndarray      # (Ns, 4) w, x, y, z; third axis = tangent
+    seg_angular_velocity: np.ndarray  # (Ns, 3) world frame
+    clamp_orientation: np.ndarray    # (R, 2, 4) frames of the clamps at the start / end node
+    work_band: np.ndarray
+    work_rhs: np.ndarray
+    work_seg_rot: np.ndarray
+    work_seg_inv_inertia: np.ndarray
+    work_joint_err: np.ndarray
+    work_joint_jac: np.ndarray
+    work_att_lever: np.ndarray
+    work_att_body_inv_inertia: np.ndarray
+    work_att_kb: np.ndarray
+    work_att_eff_mass: np.ndarray
+    work_att_split: np.ndarray
+    work_node_inv_mass: np.ndarray
+    work_dir: np.ndarray
+    work_tri_diag: np.ndarray
+    work_tri_off: np.ndarray
+    work_tri_rhs: np.ndarray
+
+
+# ----------------------------------------------------------------------------------------------
+# quaternion helpers for set-up (numpy, not in the hot path)
+
+def _quat_mul(a, b):
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return np.array([aw * bw - ax * bx - ay * by - az * bz,
+                     aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw])
+
+
+def _quat_conj(q):
+    return np.array([q[0], -q[1], -q[2], -q[3]])
+
+
+def _quat_from_matrix(m):
+    """Unit quaternion of a rotation matrix (Shepperd's method)."""
+    tr = m[0, 0] + m[1, 1] + m[2, 2]
+    if tr > 0.0:
+        s = 2.0 * math.sqrt(tr + 1.0)
+        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
+    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
+        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
+    elif m[1, 1] > m[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
+        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
+    else:
+        s = 2.0 * math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
+        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
+    q = np.array(q)
+    return q / np.linalg.norm(q)
+
+
+def _relative_rotation(qa, qb):
+    r = _quat_mul(_quat_conj(qa), qb)
+    return -r if r[0] < 0.0 else r
+
+
+def rope_frames_from_points(points):
+    """Segment quaternions along a polyline by parallel transport (no twist; d3 = tangent)."""
+    tangents = np.diff(points, axis=0)
+    tangents /= np.linalg.norm(tangents, axis=1)[:, None]
+    t0 = tangents[0]
+    # any unit vector perpendicular to the first tangent starts the transport
+    helper = np.array([1.0, 0.0, 0.0]) if abs(t0[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    d1 = np.cross(helper, t0)
+    d1 /= np.linalg.norm(d1)
+    d2 = np.cross(t0, d1)
+    frames = np.empty((len(tangents), 4))
+    frames[0] = _quat_from_matrix(np.column_stack([d1, d2, t0]))
+    for j in range(1, len(tangents)):
+        a, b = tangents[j - 1], tangents[j]
+        # minimal rotation taking a to b: quaternion (1 + a.b, a x b), normalised
+        turn = np.concatenate([[1.0 + a @ b], np.cross(a, b)])
+        turn /= np.linalg.norm(turn)
+        frames[j] = _quat_mul(turn, frames[j - 1])
+        frames[j] /= np.linalg.norm(frames[j])
+    return frames
+
+
+# ----------------------------------------------------------------------------------------------
+# validation
+
+def _rope_label(spec, index):
+    name = spec.get("name")
+    return f"rope {name!r}" if name else f"rope {index}"
+
+
+def _positive(label, spec, field):
+    value = spec[field]
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{label}: {field} must be a number, got {value!r}") from None
+    if not math.isfinite(value) or value <= 0.0:
+        raise ValueError(f"{label}: {field} must be positive and finite, got {value!r}")
+    return value
+
+
+def _node_index(label, field, value, n):
+    try:
+        index = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{label}: {field} must hold node indices, got {value!r}") from None
+    if index != value or not -n <= index < n:
+        raise ValueError(f"{label}: {field} index {value!r} out of range for {n} nodes")
+    return index % n
+
+
+def _validated(spec, index, n_bodies):
+    unknown = set(spec) - set(DEFAULTS) - {"points"}
+    label = _rope_label(spec, index)
+    if unknown:
+        raise ValueError(f"{label}: unknown field(s) {sorted(unknown)}")
+    spec = {**DEFAULTS, **spec}
+    if "points" not in spec:
+        raise ValueError(f"{label}: points are required")
+    try:
+        points = np.array(spec["points"], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{label}: points must be an (n, 3) array of numbers") from None
+    if points.ndim != 2 or points.shape[1] != 3:
+        raise ValueError(f"{label}: points must be an (n, 3) array, got shape {points.shape}")
+    if points.shape[0] < 2:
+        raise ValueError(f"{label}: points needs at least 2 points, got {points.shape[0]}")
+    if not np.all(np.isfinite(points)):
+        raise ValueError(f"{label}: points contain NaN or infinity")
+    lengths = np.linalg.norm(np.diff(points, axis=0), axis=1)
+    scale = max(float(np.max(np.abs(points))), 1.0)
+    if np.any(lengths <= 1e-9 * scale):
+        bad = int(np.argmax(lengths <= 1e-9 * scale))
+        raise ValueError(f"{label}: points {bad} and {bad + 1} coincide")
+    tangents = np.diff(points, axis=0) / lengths[:, None]
+    cos_turn = np.sum(tangents[1:] * tangents[:-1], axis=1)
+    if np.any(cos_turn < math.cos(math.radians(MAX_KINK_DEGREES))):
+        bad = int(np.argmax(cos_turn < math.cos(math.radians(MAX_KINK_DEGREES)))) + 1
+        raise ValueError(f"{label}: points fold back on themselves at point {bad}")
+    out = dict(points=points, lengths=lengths, label=label)
+    for field in ("radius", "density", "young_modulus", "shear_modulus"):
+        out[field] = _positive(label, spec, field)
+    for field in ("damping", "internal_damping"):
+        value = spec[field]
+        if value is None:
+            value = 0.0
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{label}: {field} must be a number, got {value!r}") from None
+        if not math.isfinite(value) or value < 0.0:
+            raise ValueError(f"{label}: {field} must be non-negative and finite, got {value!r}")
+        out[field] = value
+    try:
+        out["material"] = int(spec["material"])
+    except (TypeError, ValueError):
+        raise ValueError(f"{label}: material must be an index, got {spec['material']!r}") from None
+    n = len(points)
+    out["pinned"] = sorted({_node_index(label, "pinned", p, n) for p in np.atleast_1d(spec["pinned"]).tolist()}) \
+        if len(np.atleast_1d(spec["pinned"])) else []
+    clamped = np.atleast_1d(spec["clamped"]).tolist() if len(np.atleast_1d(spec["clamped"])) else []
+    out["clamped"] = sorted({_node_index(label, "clamped", c, n) for c in clamped})
+    for c in out["clamped"]:
+        if c not in (0, n - 1):
+            raise ValueError(f"{label}: clamped node {c} must be an end node (0 or {n - 1})")
+    attachments = []
+    seen = set()
+    for k, attachment in enumerate(spec["attachments"]):
+        try:
+            node, body, local = attachment
+        except (TypeError, ValueError):
+            raise ValueError(f"{label}: attachments[{k}] must be (node, body, local_point)") from None
+        node = _node_index(label, f"attachments[{k}] node", node, n)
+        try:
+            body_index = int(body)
+        except (TypeError, ValueError):
+            raise ValueError(f"{label}: attachments[{k}] body must be a body index, got {body!r}") from None
+        if body_index != body or not 0 <= body_index < n_bodies:
+            raise ValueError(f"{label}: attachments[{k}] body {body!r} does not exist ({n_bodies} bodies)")
+        local = np.array(local, dtype=np.float64).reshape(-1)
+        if local.shape != (3,) or not np.all(np.isfinite(local)):
+            raise ValueError(f"{label}: attachments[{k}] local_point must be 3 finite numbers")
+        if node in seen:
+            raise ValueError(f"{label}: attachments[{k}] node {node} is already attached")
+        seen.add(node)
+        attachments.append((node, body_index, local))
+    out["attachments"] = attachments
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# building
+
+def build_ropes(rope_specs, n_bodies=0, iterations=1, stretch_erp=1.0, attachment_erp=0.2, length_erp=1.0,
+                length_iterations=4, length_tolerance=1e-9):
+    """Validate rope specs (dicts of add_rope arguments) and build the flat (RopeModel, RopeState)."""
+    ropes = [_validated(dict(spec), k, n_bodies) for k, spec in enumerate(rope_specs)]
+    n_nodes = np.array([len(r["points"]) for r in ropes], dtype=np.int64)
+    node_start = np.concatenate([[0], np.cumsum(n_nodes)]).astype(np.int64)
+    seg_start = np.concatenate([[0], np.cumsum(n_nodes - 1)]).astype(np.int64)
+    joint_start = np.concatenate([[0], np.cumsum(n_nodes)]).astype(np.int64)  # m + 1 = n slots per rope
+    row_start = np.concatenate([[0], np.cumsum(3 * (2 * (n_nodes - 1) + 1))]).astype(np.int64)
+    nn, ns, nj, nrows = int(node_start[-1]), int(seg_start[-1]), int(joint_start[-1]), int(row_start[-1])
+    n_ropes = len(ropes)
+
+    node_mass = np.zeros(nn)
+    node_inv_mass = np.zeros(nn)
+    node_attachment = np.full(nn, -1, dtype=np.int64)
+    seg_rest_length = np.zeros(ns)
+    seg_inertia = np.zeros((ns, 3))
+    joint_rest_length = np.zeros(nj)
+    joint_rest_darboux = np.zeros((nj, 3))
+    joint_stiffness = np.zeros((nj, 3))
+    joint_damping = np.zeros(nj)
+    joint_active = np.zeros(nj, dtype=np.int64)
+    clamped = np.zeros((n_ropes, 2), dtype=np.int64)
+    positions = np.zeros((nn, 3))
+    orientations = np.zeros((ns, 4))
+    clamp_orientation = np.zeros((n_ropes, 2, 4))
+    att_node, att_body, att_local = [], [], []
+
+    for r, rope in enumerate(ropes):
+        n0, s0, j0 = node_start[r], seg_start[r], joint_start[r]
+        n = len(rope["points"])
+        m = n - 1
+        lengths = rope["lengths"]
+        radius = rope["radius"]
+        area = math.pi * radius ** 2
+        positions[n0:n0 + n] = rope["points"]
+        seg_rest_length[s0:s0 + m] = lengths
+        seg_mass = rope["density"] * area * lengths
+        node_mass[n0:n0 + n] = 0.5 * (np.concatenate([[0.0], seg_mass]) + np.concatenate([seg_mass, [0.0]]))
+        node_inv_mass[n0:n0 + n] = 1.0 / node_mass[n0:n0 + n]
+        node_inv_mass[n0 + np.array(rope["pinned"], dtype=np.int64)] = 0.0
+        # rigid cylinder: (3 r^2 + l^2) m / 12 across, m r^2 / 2 along the axis
+        seg_inertia[s0:s0 + m, 0] = seg_mass * (3.0 * radius ** 2 + lengths ** 2) / 12.0
+        seg_inertia[s0:s0 + m, 1] = seg_inertia[s0:s0 + m, 0]
+        seg_inertia[s0:s0 + m, 2] = 0.5 * seg_mass * radius ** 2
+        frames = rope_frames_from_points(rope["points"])
+        orientations[s0:s0 + m] = frames
+        clamp_orientation[r, 0] = frames[0]
+        clamp_orientation[r, 1] = frames[-1]
+        bending = rope["young_modulus"] * math.pi * radius ** 4 / 4.0
+        torsion = rope["shear_modulus"] * math.pi * radius ** 4 / 2.0
+        joint_stiffness[j0:j0 + m + 1] = (bending, bending, torsion)
+        joint_damping[j0:j0 + m + 1] = rope["internal_damping"]
+        joint_rest_length[j0] = 0.5 * lengths[0]
+        joint_rest_length[j0 + m] = 0.5 * lengths[-1]
+        joint_rest_length[j0 + 1:j0 + m] = 0.5 * (lengths[:-1] + lengths[1:])
+        joint_active[j0 + 1:j0 + m] = 1
+        for slot in range(1, m):
+            rel = _relative_rotation(frames[slot - 1], frames[slot])
+            joint_rest_darboux[j0 + slot] = 2.0 / joint_rest_length[j0 + slot] * rel[1:]
+        for end, node in ((0, 0), (1, n - 1)):
+            if node in rope["clamped"]:
+                clamped[r, end] = 1
+                joint_active[j0 + (0 if end == 0 else m)] = 1
+                node_inv_mass[n0 + node] = 0.0  # a clamp holds the position as well as the frame
+        for node, body, local in rope["attachments"]:
+            node_attachment[n0 + node] = len(att_node)
+            att_node.append(n0 + node)
+            att_body.append(body)
+            att_local.append(local)
+
+    seg_inv_inertia = np.zeros_like(seg_inertia)
+    np.divide(1.0, seg_inertia, out=seg_inv_inertia, where=seg_inertia > 0.0)
+    n_att = len(att_node)
+    model = RopeModel(
+        rope_node_start=node_start, rope_seg_start=seg_start, rope_joint_start=joint_start, rope_row_start=row_start,
+        rope_radius=np.array([r["radius"] for r in ropes], dtype=np.float64),
+        rope_damping=np.array([r["damping"] for r in ropes], dtype=np.float64),
+        rope_material=np.array([r["material"] for r in ropes], dtype=np.int64),
+        rope_clamped=clamped, node_mass=node_mass, node_inv_mass=node_inv_mass, node_attachment=node_attachment,
+        seg_rest_length=seg_rest_length, seg_inertia=seg_inertia, seg_inv_inertia=seg_inv_inertia,
+        joint_rest_length=joint_rest_length, joint_rest_darboux=joint_rest_darboux, joint_stiffness=joint_stiffness,
+        joint_damping=joint_damping, joint_active=joint_active,
+        att_node=np.array(att_node, dtype=np.int64), att_body=np.array(att_body, dtype=np.int64),
+        att_local=np.array(att_local, dtype=np.float64).reshape(n_att, 3),
+        iterations=int(iterations), stretch_erp=float(stretch_erp), attachment_erp=float(attachment_erp),
+        length_erp=float(length_erp), length_iterations=int(length_iterations),
+        length_tolerance=float(length_tolerance))
+    state = RopeState(
+        node_position=positions, node_velocity=np.zeros((nn, 3)), seg_orientation=orientations,
+        seg_angular_velocity=np.zeros((ns, 3)), clamp_orientation=clamp_orientation,
+        work_band=np.zeros((nrows, BAND + 1)), work_rhs=np.zeros(nrows), work_seg_rot=np.zeros((ns, 3, 3)),
+        work_seg_inv_inertia=np.zeros((ns, 3, 3)), work_joint_err=np.zeros((nj, 3)),
+        work_joint_jac=np.zeros((nj, 3, 3)), work_att_lever=np.zeros((n_att, 3)),
+        work_att_body_inv_inertia=np.zeros((n_att, 3, 3)), work_att_kb=np.zeros((n_att, 3, 3)),
+        work_att_eff_mass=np.zeros((n_att, 3, 3)), work_att_split=np.zeros((n_att, 3, 3)),
+        work_node_inv_mass=np.zeros((n_att, 3, 3)), work_dir=np.zeros((ns, 3)), work_tri_diag=np.zeros(ns),
+        work_tri_off=np.zeros(ns), work_tri_rhs=np.zeros(ns))
+    return model, state
+
+
+# ----------------------------------------------------------------------------------------------
+# read-outs
+
+def rope_nodes(model, state, r):
+    """Node positions (n, 3) of rope r (a view)."""
+    return state.node_position[model.rope_node_start[r]:model.rope_node_start[r + 1]]
+
+
+def rope_segments(model, state, r):
+    """Segment quaternions (n-1, 4) of rope r (a view)."""
+    return state.seg_orientation[model.rope_seg_start[r]:model.rope_seg_start[r + 1]]
+
+
+def rope_joint_moments(model, state, r):
+    """Internal moments K (u - u0) at the m+1 joint slots of rope r, in the frame of the first segment of
+    each joint (components: bending about d1, d2, twist about d3); inactive end slots are zero."""
+    j0, s0 = model.rope_joint_start[r], model.rope_seg_start[r]
+    m = model.rope_seg_start[r + 1] - s0
+    moments = np.zeros((m + 1, 3))
+    for slot in range(m + 1):
+        jt = j0 + slot
+        if not model.joint_active[jt]:
+            continue
+        qa = state.clamp_orientation[r, 0] if slot == 0 else state.seg_orientation[s0 + slot - 1]
+        qb = state.clamp_orientation[r, 1] if slot == m else state.seg_orientation[s0 + slot]
+        darboux = 2.0 / model.joint_rest_length[jt] * _relative_rotation(qa, qb)[1:]
+        moments[slot] = model.joint_stiffness[jt] * (darboux - model.joint_rest_darboux[jt])
+    return moments
+
+
+def rope_length_error(model, state):
+    """Largest relative deviation of a segment length from its rest length, over all ropes."""
+    if model.seg_rest_length.size == 0:
+        return 0.0
+    worst = 0.0
+    for r in range(len(model.rope_radius)):
+        x = state.node_position[model.rope_node_start[r]:model.rope_node_start[r + 1]]
+        rest = model.seg_rest_length[model.rope_seg_start[r]:model.rope_seg_start[r + 1]]
+        worst = max(worst, float(np.max(np.abs(np.linalg.norm(np.diff(x, axis=0), axis=1) / rest - 1.0))))
+    return worst

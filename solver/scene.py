@@ -1,0 +1,260 @@
+"""Scene: a plain, serialisable description of what to simulate.
+
+A Scene holds bodies, static colliders, ropes, materials and gravity as plain
+Python values. It validates every value when it is added, so an error names the
+object and the field, and it saves to and loads from JSON so a bake can run on
+another machine (``python -m solver run scene.json``).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+SCENE_FORMAT = "quadric-dynamics-scene"
+SCENE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Material:
+    """Contact material of a body, collider or rope.
+
+    friction: Coulomb sliding friction coefficient (dimensionless, >= 0).
+    rolling_friction: rolling-resistance arm in metres (>= 0). A rolling contact
+        feels a resisting torque of at most ``rolling_friction * N`` about the
+        tangent axes, where N is the normal force. For a uniform sphere of radius
+        R rolling on a plane this decelerates it at (5/7) g rolling_friction / R.
+    spinning_friction: torsional arm in metres (>= 0). Spinning about the contact
+        normal is resisted by a torque of at most ``spinning_friction * N``.
+    restitution: coefficient of restitution in [0, 1], applied when the normal
+        approach speed exceeds the simulation's ``restitution_threshold``.
+
+    Two materials in contact combine as: friction by geometric mean, the others
+    by maximum (the surface with more resistance or bounce wins).
+    """
+
+    friction: float = 0.5
+    rolling_friction: float = 0.0
+    spinning_friction: float = 0.0
+    restitution: float = 0.0
+
+    def __post_init__(self):
+        for field in ("friction", "rolling_friction", "spinning_friction", "restitution"):
+            value = getattr(self, field)
+            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"Material.{field} must be a finite number >= 0, got {value!r}")
+        if self.restitution > 1.0:
+            raise ValueError(f"Material.restitution must be in [0, 1], got {self.restitution!r}")
+
+
+DEFAULT_MATERIAL = Material()
+
+
+def _vector(owner: str, field: str, value, size: int) -> tuple:
+    try:
+        array = np.asarray(value, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: {field} must be {size} numbers, got {value!r}") from None
+    if array.size != size:
+        raise ValueError(f"{owner}: {field} must have {size} components, got {array.size}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{owner}: {field} contains NaN or infinity: {array.tolist()}")
+    return tuple(float(x) for x in array)
+
+
+def _positive(owner: str, field: str, value) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: {field} must be a number, got {value!r}") from None
+    if not math.isfinite(number) or number <= 0.0:
+        raise ValueError(f"{owner}: {field} must be positive and finite, got {value!r}")
+    return number
+
+
+def _unit(owner: str, field: str, value, size: int) -> tuple:
+    vector = np.array(_vector(owner, field, value, size))
+    norm = float(np.linalg.norm(vector))
+    if norm < 1e-12:
+        raise ValueError(f"{owner}: {field} must not be the zero vector")
+    return tuple(float(x) for x in vector / norm)
+
+
+def _unit_quaternion(owner: str, field: str, value) -> tuple:
+    q = np.array(_vector(owner, field, value, 4))
+    norm = float(np.linalg.norm(q))
+    if abs(norm - 1.0) > 1e-5:
+        raise ValueError(f"{owner}: {field} must be a unit quaternion (w, x, y, z), got norm {norm:.6g}")
+    return tuple(float(x) for x in q / norm)
+
+
+class Scene:
+    """Everything a simulation needs, as plain values. See the module docstring."""
+
+    def __init__(self, gravity=(0.0, 0.0, -9.81)):
+        self.gravity = _vector("Scene", "gravity", gravity, 3)
+        self.materials: list[Material] = []
+        self.bodies: list[dict] = []
+        self.planes: list[dict] = []
+        self.boxes: list[dict] = []
+        self.tubes: list[dict] = []
+        self.ropes: list[dict] = []  # ROPE HOOK: rope specs (solver.rope builds them)
+
+    # ----------------------------------------------------------------- helpers
+    def _material_index(self, owner: str, material) -> int:
+        if material is None:
+            material = DEFAULT_MATERIAL
+        if not isinstance(material, Material):
+            raise ValueError(f"{owner}: material must be a solver.Material, got {type(material).__name__}")
+        if material not in self.materials:
+            self.materials.append(material)
+        return self.materials.index(material)
+
+    def body_label(self, index: int) -> str:
+        name = self.bodies[index].get("name")
+        return f"body {index} ({name!r})" if name else f"body {index}"
+
+    # ------------------------------------------------------------------ bodies
+    def add_ellipsoid(self, semi_axes, position=(0.0, 0.0, 0.0), orientation=(1.0, 0.0, 0.0, 0.0),
+                      velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), density=1000.0,
+                      material=None, fixed=False, name=None, mass=None, kinematic=False) -> int:
+        """Add a rigid ellipsoid and return its body index.
+
+        semi_axes are along the body's local x, y, z (its principal frame).
+        Mass comes from ``density`` (kg/m^3) unless ``mass`` (kg) is given.
+        ``fixed`` bodies never move; ``kinematic`` bodies follow the track set
+        with :meth:`set_kinematic_track` and push dynamic bodies with their
+        velocity. Both have infinite mass in contacts.
+        """
+        index = len(self.bodies)
+        owner = f"ellipsoid {name!r} (body {index})" if name else f"ellipsoid (body {index})"
+        axes = _vector(owner, "semi_axes", semi_axes, 3)
+        for k, axis in enumerate(axes):
+            if axis <= 0.0:
+                raise ValueError(f"{owner}: semi_axes must be positive, got semi_axes[{k}] = {axis}")
+        body = dict(
+            name=name,
+            shape="ellipsoid",
+            semi_axes=axes,
+            position=_vector(owner, "position", position, 3),
+            orientation=_unit_quaternion(owner, "orientation", orientation),
+            velocity=_vector(owner, "velocity", velocity, 3),
+            angular_velocity=_vector(owner, "angular_velocity", angular_velocity, 3),
+            density=_positive(owner, "density", density),
+            mass=None if mass is None else _positive(owner, "mass", mass),
+            material=self._material_index(owner, material),
+            fixed=bool(fixed),
+            kinematic=bool(kinematic),
+            track=None,
+        )
+        if body["fixed"] and body["kinematic"]:
+            raise ValueError(f"{owner}: a body cannot be both fixed and kinematic")
+        self.bodies.append(body)
+        return index
+
+    def set_kinematic_track(self, body: int, times, poses) -> None:
+        """Prescribe the motion of a kinematic body: ``poses[k]`` = (x, y, z, w, qx, qy, qz) at ``times[k]``.
+
+        The solver interpolates linearly (positions) and by slerp (rotations)
+        and derives the velocity it pushes with from the track.
+        """
+        if not 0 <= body < len(self.bodies):
+            raise ValueError(f"set_kinematic_track: body {body} does not exist ({len(self.bodies)} bodies)")
+        owner = self.body_label(body)
+        if not self.bodies[body]["kinematic"]:
+            raise ValueError(f"{owner}: set_kinematic_track needs a body added with kinematic=True")
+        times = np.asarray(times, dtype=np.float64).reshape(-1)
+        poses = np.asarray(poses, dtype=np.float64)
+        if times.size < 1 or poses.shape != (times.size, 7):
+            raise ValueError(f"{owner}: track poses must have shape ({times.size}, 7), got {poses.shape}")
+        if not (np.all(np.isfinite(times)) and np.all(np.isfinite(poses))):
+            raise ValueError(f"{owner}: track contains NaN or infinity")
+        if np.any(np.diff(times) <= 0):
+            raise ValueError(f"{owner}: track times must be strictly increasing")
+        norms = np.linalg.norm(poses[:, 3:], axis=1)
+        if np.any(np.abs(norms - 1.0) > 1e-5):
+            raise ValueError(f"{owner}: track orientations must be unit quaternions")
+        self.bodies[body]["track"] = dict(times=times.tolist(), poses=poses.tolist())
+
+    # --------------------------------------------------------------- colliders
+    def add_plane(self, point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), material=None, name=None) -> int:
+        """Add an infinite static plane; bodies are kept on the side ``normal`` points to."""
+        index = len(self.planes)
+        owner = f"plane {name!r}" if name else f"plane {index}"
+        self.planes.append(dict(name=name, point=_vector(owner, "point", point, 3),
+                                normal=_unit(owner, "normal", normal, 3),
+                                material=self._material_index(owner, material)))
+        return index
+
+    def add_box_container(self, center, half_extents, material=None, name=None, rotation=(1.0, 0.0, 0.0, 0.0)) -> int:
+        """Add an open-top box: a floor and four walls whose inner faces collide.
+
+        ``center`` is the centre of the box volume; ``half_extents`` its half
+        sizes along the box's local axes (``rotation``, default world axes).
+        Bodies whose centre is outside the box do not collide with it.
+        """
+        index = len(self.boxes)
+        owner = f"box container {name!r}" if name else f"box container {index}"
+        half = _vector(owner, "half_extents", half_extents, 3)
+        for k, h in enumerate(half):
+            if h <= 0.0:
+                raise ValueError(f"{owner}: half_extents must be positive, got half_extents[{k}] = {h}")
+        self.boxes.append(dict(name=name, center=_vector(owner, "center", center, 3), half_extents=half,
+                               rotation=_unit_quaternion(owner, "rotation", rotation),
+                               material=self._material_index(owner, material)))
+        return index
+
+    def add_tube(self, center, axis, radius, length, material=None, name=None) -> int:
+        """Add an open hollow cylinder; bodies inside it collide with its inner wall."""
+        index = len(self.tubes)
+        owner = f"tube {name!r}" if name else f"tube {index}"
+        self.tubes.append(dict(name=name, center=_vector(owner, "center", center, 3),
+                               axis=_unit(owner, "axis", axis, 3),
+                               radius=_positive(owner, "radius", radius),
+                               length=_positive(owner, "length", length),
+                               material=self._material_index(owner, material)))
+        return index
+
+    # ------------------------------------------------------------------- files
+    def to_dict(self) -> dict:
+        return dict(format=SCENE_FORMAT, version=SCENE_VERSION, gravity=list(self.gravity),
+                    materials=[asdict(m) for m in self.materials], bodies=self.bodies,
+                    planes=self.planes, boxes=self.boxes, tubes=self.tubes, ropes=self.ropes)
+
+    def save(self, path) -> None:
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(self.to_dict(), handle, indent=1)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Scene":
+        if data.get("format") != SCENE_FORMAT:
+            raise ValueError(f"not a Quadric Dynamics scene (format {data.get('format')!r})")
+        if data.get("version", 0) > SCENE_VERSION:
+            raise ValueError(f"scene version {data['version']} is newer than this solver ({SCENE_VERSION})")
+        scene = cls(gravity=data["gravity"])
+        materials = [Material(**m) for m in data["materials"]]
+        for body in data["bodies"]:
+            index = scene.add_ellipsoid(
+                semi_axes=body["semi_axes"], position=body["position"], orientation=body["orientation"],
+                velocity=body["velocity"], angular_velocity=body["angular_velocity"], density=body["density"],
+                material=materials[body["material"]], fixed=body["fixed"], name=body["name"],
+                mass=body["mass"], kinematic=body["kinematic"])
+            if body.get("track"):
+                scene.set_kinematic_track(index, body["track"]["times"], body["track"]["poses"])
+        for plane in data["planes"]:
+            scene.add_plane(plane["point"], plane["normal"], materials[plane["material"]], plane["name"])
+        for box in data["boxes"]:
+            scene.add_box_container(box["center"], box["half_extents"], materials[box["material"]], box["name"],
+                                    box.get("rotation", (1.0, 0.0, 0.0, 0.0)))
+        for tube in data["tubes"]:
+            scene.add_tube(tube["center"], tube["axis"], tube["radius"], tube["length"],
+                           materials[tube["material"]], tube["name"])
+        # ROPE HOOK: load data["ropes"] through scene.add_rope
+        return scene
+
+    @classmethod
+    def load(cls, path) -> "Scene":
+        with open(path, encoding="utf-8") as handle:
+            return cls.from_dict(json.load(handle))

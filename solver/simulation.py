@@ -1,0 +1,232 @@
+"""Simulation: builds Model, State and work buffers from a Scene and advances them."""
+from __future__ import annotations
+
+import numpy as np
+
+from .broadphase import find_pairs
+from .collision import collide
+from .integrate import kinetic_energy, update_body_frames
+from .model import build_model
+from .recording import Recording
+from .state import (IMPULSE_WIDTH, BodyState, copy_body_state, grow_cache, new_body_state,
+                    new_workspace)
+from .step import CONTACT_OVERFLOW, DIVERGED, OK, PAIR_OVERFLOW, PHASES, Settings, run_substeps
+
+
+class SimulationCancelled(RuntimeError):
+    """Raised by Simulation.run when should_stop() asked to stop. ``recording`` holds finished frames."""
+
+    def __init__(self, frame: int, recording: Recording):
+        super().__init__(f"simulation cancelled at frame {frame}")
+        self.frame = frame
+        self.recording = recording
+
+
+class SimulationDiverged(RuntimeError):
+    """Raised when a body's state became NaN or infinite. ``recording`` holds the finished frames."""
+
+    def __init__(self, frame, body: int, body_name, time: float, recording: Recording | None):
+        where = f"frame {frame}" if frame is not None else f"t = {time:.6g} s"
+        label = f"body {body}" + (f" ({body_name!r})" if body_name else "")
+        super().__init__(f"simulation diverged at {where}: {label} became non-finite")
+        self.frame = frame
+        self.body = body
+        self.body_name = body_name
+        self.time = time
+        self.recording = recording
+
+
+class State:
+    """The changing part of a simulation: poses, velocities, time and the contact cache."""
+
+    def __init__(self, bodies: BodyState):
+        self.bodies = bodies
+
+    position = property(lambda self: self.bodies.position)
+    orientation = property(lambda self: self.bodies.orientation)
+    linear_velocity = property(lambda self: self.bodies.linear_velocity)
+    angular_velocity = property(lambda self: self.bodies.angular_velocity)
+    time = property(lambda self: float(self.bodies.time[0]))
+
+    def copy(self) -> "State":
+        return State(copy_body_state(self.bodies))
+
+    # ROPE HOOK: def rope_nodes(self, rope): ...
+
+
+class Simulation:
+    """Advance a Scene in time.
+
+    dt: step length used by :meth:`step` (``run`` uses 1 / (fps * substeps)).
+    iterations: velocity iterations of the contact solver per substep.
+    position_iterations: split-impulse iterations that remove overlap.
+    margin: speculative contact distance in metres (default: 10% of the
+        smallest semi-axis in the scene).
+    baumgarte: fraction of the overlap beyond ``slop`` removed per substep.
+    slop: overlap left alone, in metres (default 0.2% of the smallest semi-axis).
+    restitution_threshold: normal approach speed (m/s) below which contacts do not bounce.
+    linear_damping, angular_damping: velocity damping rates (1/s).
+    overlap_tolerance: initial overlaps deeper than this fraction of the smaller
+        body's smallest semi-axis raise ValueError; None disables the check.
+    """
+
+    def __init__(self, scene, dt=1.0 / 240.0, iterations=12, position_iterations=6, margin=None,
+                 baumgarte=0.3, slop=None, restitution_threshold=0.2, linear_damping=0.0, angular_damping=0.0,
+                 overlap_tolerance=0.05):
+        if not (np.isfinite(dt) and dt > 0):
+            raise ValueError(f"Simulation: dt must be positive, got {dt!r}")
+        if int(iterations) < 1:
+            raise ValueError(f"Simulation: iterations must be >= 1, got {iterations!r}")
+        self.scene = scene
+        self.dt = float(dt)
+        self.model = build_model(scene)
+        n = self.model.n_bodies
+        smallest = float(self.model.semi_axes.min()) if n else 0.01
+        margin = 0.1 * smallest if margin is None else float(margin)
+        slop = 0.002 * smallest if slop is None else float(slop)
+        largest = float(self.model.bounding_radius.max()) if n else 1.0
+        self.settings = Settings(
+            iterations=int(iterations), position_iterations=int(position_iterations), margin=margin,
+            baumgarte=float(baumgarte), slop=slop, restitution_threshold=float(restitution_threshold),
+            linear_damping=float(linear_damping), angular_damping=float(angular_damping),
+            cell_size=2.0 * largest + 2.0 * margin)
+        self._contact_capacity = max(64, 8 * n)
+        self._pair_capacity = max(64, 16 * n)
+        self._bodies = new_body_state(scene.bodies, self._contact_capacity)
+        self._ws = new_workspace(n, self._pair_capacity, self._contact_capacity, len(PHASES))
+        # ROPE HOOK: build rope model/state from scene.ropes
+        self.stats = {}
+        self._frame = 0
+        if overlap_tolerance is not None and n:
+            self._check_initial_overlaps(float(overlap_tolerance))
+        self._update_stats(0)
+
+    # ---------------------------------------------------------------- public
+    @property
+    def state(self) -> State:
+        return State(self._bodies)
+
+    @property
+    def time(self) -> float:
+        return float(self._bodies.time[0])
+
+    def step(self, n: int = 1) -> None:
+        """Advance n steps of length dt. Raises SimulationDiverged if a body becomes non-finite."""
+        self._advance(self.dt, int(n), frame=None)
+
+    def run(self, frames: int = 250, fps: float = 24.0, substeps: int = 10, progress=None,
+            should_stop=None) -> Recording:
+        """Simulate ``frames`` frames (frame 0 is the current state) and return the Recording.
+
+        progress(frames_done, frames_total) is called after each frame;
+        should_stop() returning True raises SimulationCancelled; a non-finite
+        state raises SimulationDiverged. Both carry the finished frames.
+        """
+        frames = int(frames)
+        substeps = int(substeps)
+        if frames < 1 or substeps < 1 or not fps > 0:
+            raise ValueError(f"run: frames, fps and substeps must be positive, got {frames}, {fps}, {substeps}")
+        h = 1.0 / (fps * substeps)
+        n = self.model.n_bodies
+        names = [body["name"] for body in self.scene.bodies]
+        recording = Recording(fps, names, PHASES, np.zeros((frames, n, 7)), {
+            "contacts": np.zeros(frames, dtype=np.int64), "max_penetration": np.zeros(frames),
+            "kinetic_energy": np.zeros(frames), "phase_seconds": np.zeros((frames, len(PHASES)))})
+        self._record(recording, 0)
+        if progress is not None:
+            progress(1, frames)
+        for frame in range(1, frames):
+            if should_stop is not None and should_stop():
+                raise SimulationCancelled(frame, recording.truncated(frame))
+            try:
+                self._advance(h, substeps, frame=frame)
+            except SimulationDiverged as error:
+                error.recording = recording.truncated(frame)
+                raise
+            self._record(recording, frame)
+            if progress is not None:
+                progress(frame + 1, frames)
+        return recording
+
+    # --------------------------------------------------------------- helpers
+    def _advance(self, h: float, substeps: int, frame) -> None:
+        ws = self._ws
+        ws.phase_seconds[:] = 0.0
+        snapshot = copy_body_state(self._bodies)
+        while True:
+            status = run_substeps(self.model, self._bodies, ws, self.settings, h, substeps)
+            if status == OK:
+                break
+            if status == DIVERGED:
+                body = int(ws.counters[3])
+                raise SimulationDiverged(frame, body, self.scene.bodies[body]["name"], self.time, None)
+            # a buffer was too small: grow it geometrically and redo the whole call from the snapshot
+            if status == PAIR_OVERFLOW:
+                self._pair_capacity *= 2
+            elif status == CONTACT_OVERFLOW:
+                self._contact_capacity *= 2
+            self._ws = ws = new_workspace(self.model.n_bodies, self._pair_capacity, self._contact_capacity,
+                                          len(PHASES))
+            self._bodies = grow_cache(copy_body_state(snapshot), self._contact_capacity)
+        self._update_stats(substeps)
+
+    def _update_stats(self, substeps: int) -> None:
+        ws = self._ws
+        n_contacts = int(ws.counters[1])
+        update_body_frames(self.model, self._bodies, ws, self.settings.margin)
+        depths = ws.contact_depth[:n_contacts]
+        self.stats = {
+            "contacts": n_contacts,
+            "max_penetration": float(max(depths.max(initial=0.0), 0.0)),
+            "kinetic_energy": float(kinetic_energy(self.model, self._bodies, ws)),
+            "phase_seconds": {name: float(ws.phase_seconds[k]) for k, name in enumerate(PHASES)},
+            "substeps": substeps,
+        }
+
+    def _record(self, recording: Recording, frame: int) -> None:
+        recording.body_poses[frame, :, :3] = self._bodies.position
+        recording.body_poses[frame, :, 3:] = self._bodies.orientation
+        recording.stats["contacts"][frame] = self.stats["contacts"]
+        recording.stats["max_penetration"][frame] = self.stats["max_penetration"]
+        recording.stats["kinetic_energy"][frame] = self.stats["kinetic_energy"]
+        recording.stats["phase_seconds"][frame] = [self.stats["phase_seconds"][p] for p in PHASES]
+
+    def _check_initial_overlaps(self, tolerance: float) -> None:
+        """Raise ValueError naming the first pair that starts overlapping beyond tolerance."""
+        model, ws = self.model, self._ws
+        update_body_frames(model, self._bodies, ws, 0.0)
+        while True:
+            n_pairs = find_pairs(self._bodies.position, ws.half_extent, model.inv_mass >= 0.0,
+                                 self.settings.cell_size, ws.cell, ws.bucket_start, ws.bucket_body,
+                                 ws.bucket_fill, ws.pair_a, ws.pair_b)
+            count = collide(model, self._bodies, ws, n_pairs, 0.0) if n_pairs >= 0 else -1
+            if count >= 0:
+                break
+            self._pair_capacity *= 2
+            self._contact_capacity *= 2
+            self._ws = ws = new_workspace(model.n_bodies, self._pair_capacity, self._contact_capacity, len(PHASES))
+            self._bodies = grow_cache(self._bodies, self._contact_capacity)
+            update_body_frames(model, self._bodies, ws, 0.0)
+        n_planes = len(self.scene.planes)
+        n_walls = 5 * len(self.scene.boxes)
+        for c in range(count):
+            a, b, depth = int(ws.contact_a[c]), int(ws.contact_b[c]), float(ws.contact_depth[c])
+            size = model.semi_axes[b].min() if a < 0 else min(model.semi_axes[a].min(), model.semi_axes[b].min())
+            if depth <= tolerance * size:
+                continue
+            if a >= 0:
+                other = self.scene.body_label(a)
+            else:
+                s = -1 - a
+                if s < n_planes:
+                    other = f"plane {self.scene.planes[s]['name'] or s!r}"
+                elif s < n_planes + n_walls:
+                    box = (s - n_planes) // 5
+                    other = f"box container {self.scene.boxes[box]['name'] or box!r}"
+                else:
+                    tube = s - n_planes - n_walls
+                    other = f"tube {self.scene.tubes[tube]['name'] or tube!r}"
+            raise ValueError(f"{self.scene.body_label(b)}: position overlaps {other} by {depth:.4g} m at the "
+                             f"start (more than {tolerance:.0%} of its smallest semi-axis); move it apart")
+        ws.counters[:] = 0
+        self._bodies.cache_count[0] = 0

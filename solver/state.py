@@ -1,0 +1,118 @@
+"""State: everything that changes during a run, plus preallocated work buffers.
+
+``State`` is the public, cheap-to-copy part (poses, velocities, time, the
+contact cache used for warm starting). ``Workspace`` holds per-substep scratch
+arrays sized for the model; buffers that depend on the number of contacts grow
+geometrically when a frame overflows them.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+# contact impulse layout: normal, friction vector (3), rolling vector (3), spinning
+IMPULSE_WIDTH = 8
+
+
+class BodyState(NamedTuple):
+    position: np.ndarray          # (N, 3)
+    orientation: np.ndarray       # (N, 4) w, x, y, z
+    linear_velocity: np.ndarray   # (N, 3)
+    angular_velocity: np.ndarray  # (N, 3) world frame
+    time: np.ndarray              # (1,) simulated seconds
+    # contact cache of the last substep, sorted by key (warm starting and warm normals)
+    cache_key: np.ndarray         # (C,) int64
+    cache_normal: np.ndarray      # (C, 3)
+    cache_impulse: np.ndarray     # (C, IMPULSE_WIDTH)
+    cache_count: np.ndarray       # (1,) int64
+
+
+class Workspace(NamedTuple):
+    rotation: np.ndarray          # (N, 3, 3)
+    shape: np.ndarray             # (N, 3, 3) R diag(a^2) R^T
+    inv_inertia_world: np.ndarray  # (N, 3, 3)
+    half_extent: np.ndarray       # (N, 3) world AABB half sizes
+    pseudo_linear: np.ndarray     # (N, 3) split-impulse velocities
+    pseudo_angular: np.ndarray    # (N, 3)
+    cell: np.ndarray              # (N, 3) int64 grid cell of each body
+    bucket_start: np.ndarray      # (T + 1,) int64
+    bucket_body: np.ndarray       # (N,) int64
+    bucket_fill: np.ndarray       # (T,) int64
+    pair_a: np.ndarray            # (P,) int64
+    pair_b: np.ndarray            # (P,) int64
+    contact_a: np.ndarray         # (C,) int64 body index, or -1 - static id
+    contact_b: np.ndarray         # (C,) int64 body index
+    contact_key: np.ndarray       # (C,) int64
+    contact_normal: np.ndarray    # (C, 3) from A to B
+    contact_point: np.ndarray     # (C, 3)
+    contact_depth: np.ndarray     # (C,)
+    contact_impulse: np.ndarray   # (C, IMPULSE_WIDTH) accumulated impulses
+    contact_pseudo: np.ndarray    # (C,) accumulated split impulse
+    contact_ra: np.ndarray        # (C, 3)
+    contact_rb: np.ndarray        # (C, 3)
+    contact_tangent: np.ndarray   # (C, 6) t1, t2
+    contact_mass: np.ndarray      # (C, 6) effective masses: normal, t1, t2, roll1, roll2, spin
+    contact_target: np.ndarray    # (C,) target normal velocity
+    contact_coeff: np.ndarray     # (C, 4) friction, rolling, spinning, restitution
+    counters: np.ndarray          # (4,) int64: pairs, contacts, overflow flag, diverged body
+    phase_seconds: np.ndarray     # (N_PHASES,)
+    clock: np.ndarray             # (1,) scratch
+
+
+def new_body_state(bodies: list, capacity: int) -> BodyState:
+    n = len(bodies)
+    return BodyState(
+        position=np.array([b["position"] for b in bodies], dtype=np.float64).reshape(n, 3),
+        orientation=np.array([b["orientation"] for b in bodies], dtype=np.float64).reshape(n, 4),
+        linear_velocity=np.array([b["velocity"] for b in bodies], dtype=np.float64).reshape(n, 3),
+        angular_velocity=np.array([b["angular_velocity"] for b in bodies], dtype=np.float64).reshape(n, 3),
+        time=np.zeros(1),
+        cache_key=np.full(capacity, -1, dtype=np.int64),
+        cache_normal=np.zeros((capacity, 3)),
+        cache_impulse=np.zeros((capacity, IMPULSE_WIDTH)),
+        cache_count=np.zeros(1, dtype=np.int64),
+    )
+
+
+def copy_body_state(state: BodyState) -> BodyState:
+    return BodyState(*[np.array(field, copy=True) for field in state])
+
+
+def grow_cache(state: BodyState, capacity: int) -> BodyState:
+    """Same state with contact-cache arrays of a larger capacity."""
+    count = int(state.cache_count[0])
+    key = np.full(capacity, -1, dtype=np.int64)
+    normal = np.zeros((capacity, 3))
+    impulse = np.zeros((capacity, IMPULSE_WIDTH))
+    key[:count] = state.cache_key[:count]
+    normal[:count] = state.cache_normal[:count]
+    impulse[:count] = state.cache_impulse[:count]
+    return state._replace(cache_key=key, cache_normal=normal, cache_impulse=impulse)
+
+
+def hash_table_size(n_bodies: int) -> int:
+    size = 64
+    while size < 2 * n_bodies:
+        size *= 2
+    return size
+
+
+def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_phases: int) -> Workspace:
+    n = n_bodies
+    c = contact_capacity
+    table = hash_table_size(n)
+    return Workspace(
+        rotation=np.zeros((n, 3, 3)), shape=np.zeros((n, 3, 3)), inv_inertia_world=np.zeros((n, 3, 3)),
+        half_extent=np.zeros((n, 3)), pseudo_linear=np.zeros((n, 3)), pseudo_angular=np.zeros((n, 3)),
+        cell=np.zeros((n, 3), dtype=np.int64), bucket_start=np.zeros(table + 1, dtype=np.int64),
+        bucket_body=np.zeros(n, dtype=np.int64), bucket_fill=np.zeros(table, dtype=np.int64),
+        pair_a=np.zeros(pair_capacity, dtype=np.int64), pair_b=np.zeros(pair_capacity, dtype=np.int64),
+        contact_a=np.zeros(c, dtype=np.int64), contact_b=np.zeros(c, dtype=np.int64),
+        contact_key=np.zeros(c, dtype=np.int64), contact_normal=np.zeros((c, 3)),
+        contact_point=np.zeros((c, 3)), contact_depth=np.zeros(c),
+        contact_impulse=np.zeros((c, IMPULSE_WIDTH)), contact_pseudo=np.zeros(c),
+        contact_ra=np.zeros((c, 3)), contact_rb=np.zeros((c, 3)), contact_tangent=np.zeros((c, 6)),
+        contact_mass=np.zeros((c, 6)), contact_target=np.zeros(c), contact_coeff=np.zeros((c, 4)),
+        counters=np.zeros(4, dtype=np.int64), phase_seconds=np.zeros(n_phases), clock=np.zeros(1),
+    )
