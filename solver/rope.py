@@ -16,10 +16,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .rope_kernels import BAND, rope_advance, rope_substep  # noqa: F401  (re-exported)
+from .rope_kernels import BAND, max_length_error, rope_advance, rope_substep
 
-__all__ = ["RopeModel", "RopeState", "build_ropes", "rope_substep", "rope_advance", "rope_joint_moments",
-           "rope_length_error", "rope_frames_from_points"]
+__all__ = ["RopeModel", "RopeState", "FreeBodies", "build_ropes", "rope_substep", "rope_advance", "run_ropes",
+           "rope_joint_moments", "max_length_error", "rope_frames_from_points", "rope_nodes", "rope_segments"]
 
 DEFAULTS = dict(radius=0.015, density=1200.0, young_modulus=5e4, shear_modulus=1e5, damping=0.0,
                 internal_damping=0.0, material=0, pinned=(), clamped=(), attachments=(), name=None)
@@ -389,13 +389,31 @@ def rope_joint_moments(model, state, r):
     return moments
 
 
-def rope_length_error(model, state):
-    """Largest relative deviation of a segment length from its rest length, over all ropes."""
-    if model.seg_rest_length.size == 0:
-        return 0.0
-    worst = 0.0
-    for r in range(len(model.rope_radius)):
-        x = state.node_position[model.rope_node_start[r]:model.rope_node_start[r + 1]]
-        rest = model.seg_rest_length[model.rope_seg_start[r]:model.rope_seg_start[r + 1]]
-        worst = max(worst, float(np.max(np.abs(np.linalg.norm(np.diff(x, axis=0), axis=1) / rest - 1.0))))
-    return worst
+class FreeBodies(NamedTuple):
+    """Rigid-body arrays in the layout rope_substep takes (for stand-alone runs without the core)."""
+    position: np.ndarray          # (N, 3)
+    orientation: np.ndarray       # (N, 4) w, x, y, z
+    linear_velocity: np.ndarray   # (N, 3)
+    angular_velocity: np.ndarray  # (N, 3) world frame
+    inv_mass: np.ndarray          # (N,)
+    inv_inertia_local: np.ndarray  # (N, 3)
+
+    @staticmethod
+    def empty():
+        return FreeBodies(np.zeros((0, 3)), np.zeros((0, 4)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0),
+                          np.zeros((0, 3)))
+
+
+def run_ropes(model, state, h, n_steps, gravity=(0.0, 0.0, -9.81), bodies=None, watch_nodes=(), trace_bodies=False):
+    """Advance ropes (and free bodies under gravity, no contacts) by n_steps substeps in compiled code.
+
+    Returns (node_trace (n_steps, len(watch_nodes), 3), body_trace (n_steps, N, 3) or None,
+    largest relative segment length error seen after any step).
+    """
+    bodies = FreeBodies.empty() if bodies is None else bodies
+    watch = np.asarray(watch_nodes, dtype=np.int64).reshape(-1)
+    node_trace = np.zeros((n_steps if len(watch) else 0, len(watch), 3))
+    body_trace = np.zeros((n_steps if trace_bodies else 0, len(bodies.inv_mass), 3))
+    worst = rope_advance(model, state, float(h), int(n_steps), np.asarray(gravity, dtype=np.float64), *bodies,
+                         watch, node_trace, body_trace)
+    return node_trace, (body_trace if trace_bodies else None), worst

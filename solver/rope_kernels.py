@@ -669,13 +669,30 @@ def rope_substep(rope_model, rope_state, h, gravity, body_position, body_orienta
 
 
 @njit(**JIT)
+def max_length_error(rope_model, rope_state):
+    """Largest relative deviation of a segment length from its rest length, over all ropes."""
+    worst = 0.0
+    for r in range(rope_model.rope_radius.shape[0]):
+        for s in range(rope_model.rope_seg_start[r], rope_model.rope_seg_start[r + 1]):
+            a = rope_model.rope_node_start[r] + s - rope_model.rope_seg_start[r]
+            dx = rope_state.node_position[a + 1, 0] - rope_state.node_position[a, 0]
+            dy = rope_state.node_position[a + 1, 1] - rope_state.node_position[a, 1]
+            dz = rope_state.node_position[a + 1, 2] - rope_state.node_position[a, 2]
+            rest = rope_model.seg_rest_length[s]
+            worst = max(worst, abs(math.sqrt(dx * dx + dy * dy + dz * dz) - rest) / rest)
+    return worst
+
+
+@njit(**JIT)
 def rope_advance(rope_model, rope_state, h, n_steps, gravity, body_position, body_orientation, body_linear_velocity,
                  body_angular_velocity, body_inv_mass, body_inv_inertia_local, watch_nodes, node_trace, body_trace):
     """Stand-alone driver: n_steps substeps of ropes with free bodies (gravity, no contacts).
 
     node_trace (n_steps, len(watch_nodes), 3) and body_trace (n_steps, n_bodies, 3) receive positions after each
-    step when their first dimension is n_steps (pass empty arrays to skip).
+    step when their first dimension is n_steps (pass empty arrays to skip). Returns the largest relative
+    segment length error seen after any step.
     """
+    worst = 0.0
     for step in range(n_steps):
         for b in range(body_inv_mass.shape[0]):
             if body_inv_mass[b] > 0.0:
@@ -693,3 +710,5 @@ def rope_advance(rope_model, rope_state, h, n_steps, gravity, body_position, bod
                 node_trace[step, k, :] = rope_state.node_position[watch_nodes[k]]
         if body_trace.shape[0] == n_steps:
             body_trace[step, :, :] = body_position
+        worst = max(worst, max_length_error(rope_model, rope_state))
+    return worst
