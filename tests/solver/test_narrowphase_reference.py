@@ -680,3 +680,56 @@ def test_box_container_walls_match_reference():
             error = np.abs(depth - ref_depth) / axes.min(axis=1)
             worst = max(worst, error.max())
     assert worst <= RELATIVE_TOLERANCE, f"max relative wall depth error {worst:.3e}"
+
+
+@pytest.fixture(scope="module")
+def near_touching_pairs():
+    """Pairs whose support points along a chosen normal u are |gap| = 1e-9 .. 1e-3 smallest semi-axes
+    apart (gap > 0) or past each other (gap < 0). u is then a stationary direction of the width gap
+    with value exactly -gap; it is the global minimum when separated (the tangent planes separate)
+    and stays so for overlaps far below the smallest radius of curvature (0.02^2 / 0.1 = 0.004 m
+    against |gap| <= 1e-4 m here), so depth = -gap and normal = u exactly."""
+    rng = np.random.default_rng(11)
+    count = 4000
+    axes_a, axes_b = rng.uniform(0.02, 0.1, (count, 3)), rng.uniform(0.02, 0.1, (count, 3))
+    rot_a, rot_b = random_rotations(rng, count), random_rotations(rng, count)
+    ma, mb = shape_matrices(rot_a, axes_a), shape_matrices(rot_b, axes_b)
+    u = rng.normal(size=(count, 3))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    smallest = np.minimum(axes_a.min(axis=1), axes_b.min(axis=1))
+    gap = np.where(rng.random(count) < 0.5, 1.0, -1.0) * 10.0 ** rng.uniform(-9, -3, count) * smallest
+    ca = rng.uniform(-1.0, 1.0, (count, 3))
+    cb = _touching_centre(ca, ma, mb, u, gap)
+    pairs = dict(axes_a=axes_a, axes_b=axes_b, rot_a=rot_a, rot_b=rot_b, ma=ma, mb=mb, ca=ca, cb=cb,
+                 u=u, gap=gap, smallest=smallest)
+    return {k: np.ascontiguousarray(v) for k, v in pairs.items()}
+
+
+def test_separation_filter_near_touching(near_touching_pairs):
+    data = near_touching_pairs
+    separated = np.array([
+        narrowphase.ellipsoids_separated(data["ca"][p], data["rot_a"][p], data["axes_a"][p],
+                                         data["cb"][p], data["rot_b"][p], data["axes_b"][p], 1.0, 1.0)
+        for p in range(len(data["ca"]))
+    ])
+    wrong = np.flatnonzero(separated != (data["gap"] > 0))
+    relative_gap = data["gap"][wrong] / data["smallest"][wrong]
+    assert wrong.size == 0, f"{wrong.size} misclassified; relative gaps {relative_gap[:10]}"
+
+
+def test_ellipsoid_ellipsoid_kernel_near_touching(near_touching_pairs):
+    data = near_touching_pairs
+    count = len(data["ca"])
+    depth = np.empty(count)
+    normal = np.empty((count, 3))
+    cold = np.zeros(3)
+    for p in range(count):
+        out = np.empty(3)
+        depth[p] = narrowphase.ellipsoid_ellipsoid_depth(data["ca"][p], data["ma"][p], data["rot_a"][p],
+                                                         data["cb"][p], data["mb"][p], data["rot_b"][p], cold, out)
+        normal[p] = out
+    depth_error = np.abs(depth + data["gap"]) / data["smallest"]
+    normal_error = np.linalg.norm(normal - data["u"], axis=1)
+    bad = np.flatnonzero((depth_error > RELATIVE_TOLERANCE) | (normal_error > RELATIVE_TOLERANCE))
+    assert bad.size == 0, (f"{bad.size} of {count} disagree; max relative depth error "
+                           f"{depth_error.max():.3e}, max normal error {normal_error.max():.3e}")
