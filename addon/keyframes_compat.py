@@ -10,7 +10,7 @@ and `write_fcurve`.
 import bpy
 import numpy as np
 
-SLOTTED = hasattr(bpy.types.Action, "slots")
+SLOTTED = "slots" in bpy.types.Action.bl_rna.properties
 _LINEAR = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items["LINEAR"].value
 
 

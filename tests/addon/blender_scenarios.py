@@ -1,0 +1,292 @@
+"""Blender-side halves of the add-on tests, run in a fresh `python` with the bpy module.
+
+    python tests/addon/blender_scenarios.py SCENARIO OUT.json [ARGS...]
+
+HOME and BLENDER_USER_RESOURCES are set by the caller (conftest.py) before bpy
+is imported, and the extension is already installed there. Each scenario
+drives the add-on the way a user or script would and writes what it measured
+to OUT.json; the assertions live in the test files.
+"""
+import importlib
+import json
+import math
+import sys
+import traceback
+
+import bpy
+import numpy as np
+
+PKG = "bl_ext.user_default.quadric_dynamics"
+
+
+def enable():
+    import addon_utils
+
+    addon_utils.enable(PKG, default_set=True)
+    assert hasattr(bpy.types.Object, "quadric"), "extension did not register"
+
+
+def mod(name):
+    return importlib.import_module(f"{PKG}.addon.{name}")
+
+
+def select_only(*objs):
+    for o in bpy.context.view_layer.objects:
+        o.select_set(False)
+    for o in objs:
+        o.select_set(True)
+    if objs:
+        bpy.context.view_layer.objects.active = objs[0]
+
+
+def op_error(fn, **kwargs):
+    """Run an operator expected to fail; return its error text ('' if it did not fail)."""
+    try:
+        result = fn(**kwargs)
+    except RuntimeError as exc:
+        return str(exc)
+    return f"no error, returned {sorted(result)}"
+
+
+def empty_scene():
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    enable()
+    scene = bpy.context.scene
+    scene.render.fps = 24
+    scene.render.fps_base = 1.0
+    return scene
+
+
+# ----------------------------------------------------------------------------- scenarios
+def scenario_install(out, zip_path):
+    result = bpy.ops.extensions.package_install_files(filepath=zip_path, repo="user_default",
+                                                      enable_on_install=True)
+    runtime = mod("runtime")
+    return dict(result=sorted(result), registered=hasattr(bpy.types.Object, "quadric"),
+                numba_cache=runtime.numba_cache_dir(),
+                extension_user_dir=bpy.utils.extension_path_user(PKG, create=False))
+
+
+def scenario_fit_and_errors(out):
+    scene = empty_scene()
+    res = {}
+    # Fitting: UV sphere scaled (1, 2, 3), rotated and moved.
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=64, ring_count=32, radius=1.0, location=(0.5, -1.0, 2.0),
+                                         rotation=(0.4, -0.3, 1.1))
+    sphere = bpy.context.object
+    sphere.name = "Egg"
+    sphere.scale = (1.0, 2.0, 3.0)
+    select_only(sphere)
+    res["add_body"] = sorted(bpy.ops.quadric.add_body())
+    s = sphere.quadric
+    empty = s.shape_empty
+    res["semi_axes"] = list(s.semi_axes)
+    res["fit_method"] = s.fit_method
+    # Fitted axes in the object's own frame (columns of the empty's rotation, expressed in object axes).
+    obj_rot = np.array(sphere.matrix_world.to_quaternion().to_matrix())
+    emp_rot = np.array(empty.matrix_world.to_quaternion().to_matrix())
+    res["axes_in_object_frame"] = (obj_rot.T @ emp_rot).tolist()
+    res["empty_center"] = list(empty.matrix_world.translation)
+    res["object_location"] = list(sphere.location)
+    res["empty_display_type"] = empty.empty_display_type
+    res["empty_parent"] = empty.parent.name if empty.parent else None
+
+    # Bad selections.
+    bpy.ops.object.empty_add(location=(5, 5, 5))
+    lamp = bpy.context.object
+    lamp.name = "NotAMesh"
+    select_only(lamp)
+    res["err_non_mesh_body"] = op_error(bpy.ops.quadric.add_body)
+    res["err_non_mesh_collider"] = op_error(bpy.ops.quadric.add_collider)
+    res["err_non_curve_rope"] = op_error(bpy.ops.quadric.make_rope)
+    bpy.ops.mesh.primitive_plane_add(location=(8, 0, 0))
+    plane = bpy.context.object
+    plane.name = "FlatPlane"
+    select_only(plane)
+    res["err_open_flat_body"] = op_error(bpy.ops.quadric.add_body)
+    bpy.ops.mesh.primitive_cube_add(location=(-8, 0, 0))
+    flat = bpy.context.object
+    flat.name = "SquashedCube"
+    flat.scale = (1.0, 1.0, 0.0)
+    select_only(flat)
+    res["err_zero_volume_body"] = op_error(bpy.ops.quadric.add_body)
+    data = bpy.data.curves.new("OnePointCurve", 'CURVE')
+    data.splines.new('POLY')  # a new poly spline has a single point
+    curve = bpy.data.objects.new("OnePointCurve", data)
+    scene.collection.objects.link(curve)
+    res["one_point_count"] = len(curve.data.splines[0].points)
+    select_only(curve)
+    res["err_short_curve"] = op_error(bpy.ops.quadric.make_rope)
+    select_only()
+    res["err_empty_selection"] = op_error(bpy.ops.quadric.add_body)
+
+    # Overlapping bodies at the start: the solver's check, surfaced with the object's name.
+    for o in (lamp, plane, flat, curve):
+        bpy.data.objects.remove(o)
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=1.0, location=(0.5, -1.0, 2.5))
+    other = bpy.context.object
+    other.name = "Intruder"
+    select_only(other)
+    bpy.ops.quadric.add_body()
+    res["err_overlap"] = op_error(bpy.ops.quadric.simulate)
+    res["status_after_overlap"] = scene.quadric.status
+    res["fcurves_after_failed"] = len(mod("keyframes_compat").fcurves_of(sphere))
+    return res
+
+
+def build_bake_scene():
+    """Ground plane, a dropped sphere, a rotated box with its origin away from its centroid, an animated pusher."""
+    scene = empty_scene()
+    scene.frame_start, scene.frame_end = 1, 40
+    scene.quadric.substeps = 8
+    bpy.ops.mesh.primitive_plane_add(size=20.0, location=(0, 0, 0))
+    ground = bpy.context.object
+    ground.name = "Ground"
+    select_only(ground)
+    bpy.ops.quadric.add_collider()
+
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=0.3, location=(0.0, 0.0, 1.0))
+    ball = bpy.context.object
+    ball.name = "Ball"
+    ball.rotation_mode = 'XYZ'
+    ball.rotation_euler = (0.2, 0.1, 0.3)
+    ball.quadric.initial_velocity = (0.5, 0.0, 0.0)
+    ball.quadric.initial_angular_velocity = (0.0, 3.0, 1.0)
+
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(1.5, 0.5, 1.2))
+    brick = bpy.context.object
+    brick.name = "Brick"
+    brick.scale = (0.6, 0.3, 0.2)
+    brick.data.transform(__import__("mathutils").Matrix.Translation((0.4, -0.2, 0.3)))  # origin off the centroid
+    brick.rotation_mode = 'AXIS_ANGLE'
+    brick.rotation_axis_angle = (0.7, 0.3, 0.5, 0.8)
+
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.25, location=(-2.0, 0.0, 0.26))
+    pusher = bpy.context.object
+    pusher.name = "Pusher"
+    pusher.keyframe_insert("location", frame=1)
+    pusher.location = (0.5, 0.0, 0.26)
+    pusher.keyframe_insert("location", frame=40)
+
+    select_only(ball, brick)
+    bpy.ops.quadric.add_body()
+    select_only(pusher)
+    bpy.ops.quadric.add_body(body_type='ANIMATED')
+    return scene, [ball, brick]
+
+
+def keyframe_dump(objs):
+    kc = mod("keyframes_compat")
+    out = {}
+    for o in objs:
+        for fc in kc.fcurves_of(o):
+            f, v = kc.read_keyframes(fc)
+            out[f"{o.name}|{fc.data_path}|{fc.array_index}"] = [f.tolist(), v.tolist()]
+    return out
+
+
+def evaluated_tracks(scene, objs, binding):
+    """fcurve values at every frame and the shape empties' world matrices, per baked body."""
+    kc = mod("keyframes_compat")
+    frames = list(range(scene.frame_start, scene.frame_end + 1))
+    res = {}
+    empties = {}
+    for o in objs:
+        b = binding[o.name]
+        loc = [[kc.find_fcurve(o, "location", k).evaluate(f) for k in range(3)] for f in frames]
+        rot = [[kc.find_fcurve(o, "rotation_quaternion", k).evaluate(f) for k in range(4)] for f in frames]
+        res[o.name] = dict(index=b.index, offset_location=list(map(float, b.offset_location)),
+                           offset_rotation=list(map(float, b.offset_rotation)), location=loc, rotation=rot,
+                           empty_matrix=[])
+        empties[o.name] = o.quadric.shape_empty
+    for f in frames:
+        scene.frame_set(f)
+        for o in objs:
+            res[o.name]["empty_matrix"].append([list(r) for r in empties[o.name].matrix_world])
+    return res
+
+
+def scenario_bake(out, blend_path):
+    scene, bodies = build_bake_scene()
+    ops = mod("operators")
+    originals = {o.name: dict(location=list(o.location), rotation_mode=o.rotation_mode,
+                              rotation_euler=list(o.rotation_euler),
+                              rotation_axis_angle=list(o.rotation_axis_angle)) for o in bodies}
+    bpy.ops.wm.save_as_mainfile(filepath=blend_path)
+    res = dict(originals=originals)
+
+    # 1. The operator, as a script calls it (EXEC_DEFAULT).
+    res["simulate"] = sorted(bpy.ops.quadric.simulate())
+    res["status"] = scene.quadric.status
+    res["operator_keys"] = keyframe_dump(bodies)
+
+    # 2. The same job the operator runs, keeping its Recording to compare with the baked fcurves.
+    ctx = bpy.context
+    job = ops.prepare_job(ctx)
+    job.run_sync()
+    res["job_state"] = job.state
+    res["finish"] = sorted(ops.finish_job(ctx, job))
+    binding = {b.object_name: b for b in job.conv.bodies}
+    res["recording"] = job.recording.body_poses.tolist()
+    res["frame_start"] = job.conv.frame_start
+    res["tracks"] = evaluated_tracks(scene, bodies, binding)
+    res["job_keys"] = keyframe_dump(bodies)
+    res["rotation_modes_baked"] = {o.name: o.rotation_mode for o in bodies}
+
+    # 3. Cancel through the cancel flag (what Esc sets) at frame 5: fcurves must not change.
+    before = keyframe_dump(bodies)
+    job = ops.prepare_job(ctx, on_progress=lambda done, total: done >= 5 and job.cancel())
+    job.start()
+    res["cancel_state"] = job.wait(timeout=300)
+    res["cancel_message"] = job.message
+    res["cancel_finish"] = sorted(ops.finish_job(ctx, job))
+    res["cancel_keys_unchanged"] = keyframe_dump(bodies) == before
+
+    # 4. A run that goes non-finite: the ball gets an infinite velocity after the scene was validated
+    #    (Blender's own properties cannot hold one), so the solver diverges in its first substep.
+    job = ops.prepare_job(ctx)
+    target = next(i for i, b in enumerate(job.conv.scene.bodies) if b["name"] == "Brick")
+    job.conv.scene.bodies[target]["velocity"] = (math.inf, 0.0, 0.0)
+    res["diverge_state"] = job.run_sync()
+    res["diverge_message"] = job.message
+    res["diverge_finish"] = sorted(ops.finish_job(ctx, job))
+    res["diverge_status"] = scene.quadric.status
+    res["diverge_keys_unchanged"] = keyframe_dump(bodies) == before
+
+    # 5. Clear Bake restores transforms, rotation modes and drops the bake actions.
+    res["clear"] = sorted(bpy.ops.quadric.clear_bake())
+    res["after_clear"] = {o.name: dict(location=list(o.location), rotation_mode=o.rotation_mode,
+                                       rotation_euler=list(o.rotation_euler),
+                                       rotation_axis_angle=list(o.rotation_axis_angle),
+                                       fcurves=len(mod("keyframes_compat").fcurves_of(o)),
+                                       is_baked=o.quadric.is_baked) for o in bodies}
+    res["bake_actions_left"] = [a.name for a in bpy.data.actions if a.name.startswith("QuadricBake")]
+    return res
+
+
+def scenario_read_keys(out, blend_path, *names):
+    bpy.ops.wm.open_mainfile(filepath=blend_path)
+    enable()
+    objs = [bpy.data.objects[n] for n in names]
+    return dict(keys=keyframe_dump(objs), status=bpy.context.scene.quadric.status)
+
+
+SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items() if name.startswith("scenario_")}
+
+
+def main():
+    name, out = sys.argv[1], sys.argv[2]
+    if name != "install":
+        enable()
+    try:
+        result = SCENARIOS[name](out, *sys.argv[3:])
+    except Exception:
+        traceback.print_exc()
+        return 1
+    with open(out, "w") as fh:
+        json.dump(result, fh)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

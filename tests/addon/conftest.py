@@ -1,0 +1,93 @@
+"""Fixtures for the add-on tests: build the Linux zip, install it into a scratch Blender user folder,
+and run Blender-side scenarios (tests/addon/blender_scenarios.py) in subprocesses.
+
+Each scenario runs in its own `python` process because HOME and BLENDER_USER_RESOURCES must be
+set before bpy is imported. The user folder lives in build/test-blender-user (git-ignored) and is
+wiped and re-installed whenever the built zip's contents change; keeping it between runs keeps
+numba's on-disk cache warm (a cold compile of the solver takes a couple of minutes here).
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+SCENARIOS = Path(__file__).with_name("blender_scenarios.py")
+
+
+def _package_digest(zip_path):
+    """Digest of the zip's members (names and CRCs), cheap even with 100 MB of wheels."""
+    h = hashlib.sha256()
+    with zipfile.ZipFile(zip_path) as zf:
+        for info in sorted(zf.infolist(), key=lambda i: i.filename):
+            h.update(f"{info.filename}:{info.CRC}:{info.file_size}\n".encode())
+    return h.hexdigest()
+
+
+@pytest.fixture(scope="session")
+def extension_zip():
+    out = ROOT / "build" / "test-dist"
+    subprocess.run([PYTHON, str(ROOT / "scripts" / "build_extension.py"), "--platforms", "linux-x64",
+                    "--output", str(out)], check=True, cwd=ROOT)
+    zips = sorted(out.glob("quadric_dynamics-*-linux_x64.zip"))
+    assert len(zips) == 1, zips
+    return zips[0]
+
+
+def blender_env(user_dir):
+    env = dict(os.environ)
+    env["HOME"] = str(user_dir / "home")
+    env["BLENDER_USER_RESOURCES"] = str(user_dir / "resources")
+    env.pop("NUMBA_CACHE_DIR", None)  # the add-on chooses its own cache folder
+    return env
+
+
+def run_scenario(env, tmp_path, name, *args, timeout=900):
+    out = tmp_path / f"{name}.json"
+    proc = subprocess.run([PYTHON, str(SCENARIOS), name, str(out), *map(str, args)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0 or not out.exists():
+        pytest.fail(f"scenario {name} failed (exit {proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}")
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="session")
+def installed(extension_zip, tmp_path_factory):
+    """Environment of a Blender user folder with the extension installed; returns (env, install report)."""
+    user_dir = ROOT / "build" / "test-blender-user"
+    digest = _package_digest(extension_zip)
+    stamp = user_dir / "installed.sha256"
+    env = blender_env(user_dir)
+    report_file = user_dir / "install.json"
+    if not stamp.exists() or stamp.read_text() != digest or not report_file.exists():
+        # Re-installing rewrites the files (new mtimes), which would also invalidate numba's cache.
+        shutil.rmtree(user_dir, ignore_errors=True)
+        (user_dir / "home").mkdir(parents=True)
+        (user_dir / "resources").mkdir()
+        report = run_scenario(env, tmp_path_factory.mktemp("install"), "install", extension_zip)
+        report_file.write_text(json.dumps(report))
+        stamp.write_text(digest)
+    report = json.loads(report_file.read_text())
+    return env, report
+
+
+@pytest.fixture(scope="session")
+def scenario(installed, tmp_path_factory):
+    """Run a Blender scenario by name (results cached per session)."""
+    env, _ = installed
+    cache = {}
+
+    def run(name, *args):
+        key = (name, args)
+        if key not in cache:
+            cache[key] = run_scenario(env, tmp_path_factory.mktemp(name), name, *args)
+        return cache[key]
+
+    return run

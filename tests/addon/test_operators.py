@@ -1,0 +1,179 @@
+"""Operators driven in a real Blender (bpy 5.0 module) with the installed extension.
+
+The Blender half of each check is in blender_scenarios.py; it reports what it
+saw and these tests judge it. Keyframes are float32 in Blender, so values up to
+a few metres round at ~2e-7: the issue's 1e-6 bound holds for fcurve values;
+the shape empties go through Blender's float32 matrix products, hence 1e-5.
+"""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# --------------------------------------------------------------------------- helpers
+def qmul(p, q):
+    pw, px, py, pz = np.moveaxis(np.asarray(p), -1, 0)
+    qw, qx, qy, qz = np.moveaxis(np.asarray(q), -1, 0)
+    return np.stack([pw * qw - px * qx - py * qy - pz * qz, pw * qx + px * qw + py * qz - pz * qy,
+                     pw * qy - px * qz + py * qw + pz * qx, pw * qz + px * qy - py * qx + pz * qw], -1)
+
+
+def qmat(q):
+    q = np.asarray(q) / np.linalg.norm(q, axis=-1, keepdims=True)
+    w, x, y, z = np.moveaxis(q, -1, 0)
+    return np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+                     np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+                     np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], -2)
+
+
+def same_rotation_error(q1, q2):
+    """Largest component error between quaternion arrays, allowing q ~ -q."""
+    return np.minimum(np.abs(q1 - q2).max(axis=-1), np.abs(q1 + q2).max(axis=-1)).max()
+
+
+# ----------------------------------------------------------------------------- fitting
+@pytest.fixture(scope="module")
+def fit(scenario):
+    return scenario("fit_and_errors")
+
+
+def test_fitted_uv_sphere_scaled_123_within_one_percent(fit):
+    assert fit["add_body"] == ["FINISHED"] and fit["fit_method"] == "INERTIA"
+    np.testing.assert_allclose(np.sort(fit["semi_axes"]), [1.0, 2.0, 3.0], rtol=0.01)
+    # The principal axes are the object's own axes (scaled sphere), up to order and sign.
+    axes = np.abs(np.array(fit["axes_in_object_frame"]))
+    np.testing.assert_allclose(np.sort(axes, axis=1)[:, -1], 1.0, atol=1e-5)
+
+
+def test_shape_is_shown_as_child_sphere_empty(fit):
+    assert fit["empty_display_type"] == "SPHERE" and fit["empty_parent"] == "Egg"
+    np.testing.assert_allclose(fit["empty_center"], fit["object_location"], atol=1e-5)
+
+
+@pytest.mark.parametrize("key,words", [
+    ("err_non_mesh_body", ["NotAMesh", "not a mesh"]),
+    ("err_non_mesh_collider", ["NotAMesh", "not a mesh"]),
+    ("err_non_curve_rope", ["NotAMesh", "not a curve"]),
+    ("err_open_flat_body", ["FlatPlane", "zero volume"]),
+    ("err_zero_volume_body", ["SquashedCube", "zero volume"]),
+    ("err_short_curve", ["OnePointCurve", "at least 2 points"]),
+    ("err_empty_selection", ["select"]),
+    ("err_overlap", ["Intruder", "overlaps"]),
+])
+def test_bad_input_reports_a_clear_error_naming_the_object(fit, key, words):
+    message = fit[key]
+    assert message.startswith("Error"), message
+    for w in words:
+        assert w in message, message
+
+
+def test_failed_simulation_changes_nothing(fit):
+    assert fit["fcurves_after_failed"] == 0
+    assert "Intruder" in fit["status_after_overlap"]
+
+
+# -------------------------------------------------------------------------------- bake
+@pytest.fixture(scope="module")
+def baked(scenario, tmp_path_factory):
+    blend = tmp_path_factory.mktemp("bake") / "scene.blend"
+    res = scenario("bake", blend)
+    res["blend"] = blend
+    return res
+
+
+def test_simulate_operator_bakes(baked):
+    assert baked["simulate"] == ["FINISHED"], baked["status"]
+    assert baked["job_state"] == "DONE" and baked["finish"] == ["FINISHED"]
+    assert set(baked["rotation_modes_baked"].values()) == {"QUATERNION"}
+
+
+def test_body_fcurves_match_recording_at_every_frame(baked):
+    rec = np.array(baked["recording"])
+    frames = rec.shape[0]
+    assert frames == 40
+    moved = 0.0
+    for name, t in baked["tracks"].items():
+        loc, rot = np.array(t["location"]), np.array(t["rotation"])
+        assert loc.shape == (frames, 3)
+        # Body pose implied by the object's fcurves and its origin -> principal-frame offset.
+        body_q = qmul(rot, np.array(t["offset_rotation"]))
+        body_p = loc + qmat(rot) @ np.array(t["offset_location"])
+        pose = rec[:, t["index"]]
+        assert np.abs(body_p - pose[:, :3]).max() <= 1e-6, name
+        assert same_rotation_error(body_q, pose[:, 3:]) <= 1e-6, name
+        moved = max(moved, np.abs(pose[-1, :3] - pose[0, :3]).max())
+    assert moved > 0.1  # the scene really moved (the ball falls)
+
+
+def test_shape_empties_move_exactly_with_bodies(baked):
+    rec = np.array(baked["recording"])
+    for name, t in baked["tracks"].items():
+        m = np.array(t["empty_matrix"])
+        pose = rec[:, t["index"]]
+        np.testing.assert_allclose(m[:, :3, 3], pose[:, :3], atol=1e-5, err_msg=name)
+        rot = m[:, :3, :3] / np.linalg.norm(m[:, :3, :3], axis=1, keepdims=True)
+        np.testing.assert_allclose(rot, qmat(pose[:, 3:]), atol=1e-5, err_msg=name)
+
+
+def test_operator_and_job_bakes_agree(baked):
+    assert baked["operator_keys"].keys() == baked["job_keys"].keys()
+    for key, (frames, values) in baked["operator_keys"].items():
+        np.testing.assert_allclose(baked["job_keys"][key][1], values, atol=1e-6, err_msg=key)
+        assert frames == list(range(1, 41))
+
+
+def test_cancelled_run_leaves_previous_bake(baked):
+    assert baked["cancel_state"] == "CANCELLED"
+    assert baked["cancel_finish"] == ["CANCELLED"]
+    assert "cancelled" in baked["cancel_message"]
+    assert baked["cancel_keys_unchanged"]
+
+
+def test_diverging_run_reports_frame_and_body(baked):
+    assert baked["diverge_state"] == "FAILED"
+    assert baked["diverge_finish"] == ["CANCELLED"]
+    expected_frame = baked["frame_start"] + 1  # non-finite in the first substep of the first step
+    assert f"frame {expected_frame}" in baked["diverge_message"], baked["diverge_message"]
+    assert "Brick" in baked["diverge_message"]
+    assert baked["diverge_status"] == baked["diverge_message"]
+    assert baked["diverge_keys_unchanged"]
+
+
+def test_clear_bake_restores_originals(baked):
+    assert baked["clear"] == ["FINISHED"]
+    for name, orig in baked["originals"].items():
+        now = baked["after_clear"][name]
+        assert now["rotation_mode"] == orig["rotation_mode"]
+        np.testing.assert_allclose(now["location"], orig["location"], atol=1e-6)
+        np.testing.assert_allclose(now["rotation_euler"], orig["rotation_euler"], atol=1e-6)
+        np.testing.assert_allclose(now["rotation_axis_angle"], orig["rotation_axis_angle"], atol=1e-6)
+        assert now["fcurves"] == 0 and not now["is_baked"]
+    assert baked["bake_actions_left"] == []
+
+
+def test_bake_script_matches_operator(baked, installed, scenario, tmp_path):
+    env, _ = installed
+    out = tmp_path / "baked.blend"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "bake.py"), str(baked["blend"]), "--",
+                           "--frames", "1", "40", "--substeps", "8", "--save", str(out)],
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "[bake] saved" in proc.stdout and "frame 40/40" in proc.stdout
+    keys = scenario("read_keys", out, *baked["originals"].keys())["keys"]
+    assert keys.keys() == baked["operator_keys"].keys()
+    for key, (frames, values) in baked["operator_keys"].items():
+        assert keys[key][0] == frames
+        np.testing.assert_allclose(keys[key][1], values, atol=1e-6, err_msg=key)
+
+
+def test_bake_script_fails_with_nonzero_exit(baked, installed, tmp_path):
+    env, _ = installed
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "bake.py"), str(baked["blend"]), "--",
+                           "--frames", "5", "5"], env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode != 0
+    assert "frame range" in proc.stderr
