@@ -116,7 +116,8 @@ def mujoco_xml(pile: dict) -> str:
         '<mujoco model="pile">',
         f'  <option timestep="{DT!r}" gravity="0 0 {-GRAVITY}" solver="CG" '
         f'iterations="{MUJOCO_ITERATIONS}" cone="{MUJOCO_CONE}"/>',
-        "  <size memory=\"2G\"/>" if pile["n"] > 20000 else "",
+        # the default arena is too small for big piles; about 100 kB per body is plenty
+        f'  <size memory="{max(64, pile["n"] // 10)}M"/>' if pile["n"] > 2000 else "",
         f"  <default><geom {geom_defaults}/></default>",
         "  <worldbody>",
     ]
