@@ -59,12 +59,16 @@ def _start_bake(obj):
 def bake_body(obj, frames, body_poses, offset_location, offset_rotation):
     """Write location + rotation_quaternion fcurves for one object (body_poses: (F, 7))."""
     loc, rot = object_poses_from_body(np.asarray(body_poses, dtype=np.float64), offset_location, offset_rotation)
+    _write_object_pose(obj, kc.KeyframeWriter(frames), loc, rot)
+
+
+def _write_object_pose(obj, writer, loc, rot):
     fcurves = _start_bake(obj)
     obj.rotation_mode = 'QUATERNION'
     for k in range(3):
-        kc.write_fcurve(fcurves, "location", k, frames, loc[:, k], group="Object Transforms")
+        writer.write(fcurves, "location", k, loc[:, k], group="Object Transforms")
     for k in range(4):
-        kc.write_fcurve(fcurves, "rotation_quaternion", k, frames, rot[:, k], group="Object Transforms")
+        writer.write(fcurves, "rotation_quaternion", k, rot[:, k], group="Object Transforms")
 
 
 def bone_local_poses(arm, bone_names, nodes, segments):
@@ -74,20 +78,14 @@ def bone_local_poses(arm, bone_names, nodes, segments):
     """
     inv_world = arm.matrix_world.inverted_safe()
     a_loc, a_rot, _ = (np.array(x) for x in inv_world.decompose())
-    frames_n, n_nodes, _ = nodes.shape
-    heads = nodes[:, :-1, :]
-    heads_arm = quat.rotate(a_rot, heads) + a_loc
-    seg_arm = quat.mul(np.broadcast_to(a_rot, segments.shape), segments)
-    target_rot = quat.mul(seg_arm, np.broadcast_to(_BONE_IN_SEGMENT, segments.shape))
-    locs = np.empty_like(heads_arm)
-    rots = np.empty(segments.shape)
-    for j, name in enumerate(bone_names):
-        bone = arm.data.bones[name]
-        rest_rot = np.array(bone.matrix_local.to_quaternion())
-        rest_head = np.array(bone.head_local)
-        inv_rest = quat.conj(rest_rot)
-        locs[:, j] = quat.rotate(inv_rest, heads_arm[:, j] - rest_head)
-        rots[:, j] = quat.make_continuous(quat.mul(np.broadcast_to(inv_rest, (frames_n, 4)), target_rot[:, j]))
+    heads_arm = quat.rotate(a_rot, nodes[:, :-1, :]) + a_loc
+    seg_arm = quat.mul(a_rot, segments)
+    target_rot = quat.mul(seg_arm, _BONE_IN_SEGMENT)
+    bones = [arm.data.bones[name] for name in bone_names]
+    inv_rest = quat.conj(np.array([b.matrix_local.to_quaternion() for b in bones]))
+    rest_head = np.array([b.head_local for b in bones])
+    locs = quat.rotate(inv_rest[None], heads_arm - rest_head[None])
+    rots = quat.make_continuous(quat.mul(inv_rest[None], target_rot), axis=0)
     return locs, rots
 
 
@@ -112,27 +110,40 @@ def bake_rope(arm, bone_names, frames, nodes, segments=None):
         segments = segment_frames_from_nodes(arm, bone_names, nodes)
     locs, rots = bone_local_poses(arm, bone_names, nodes, np.asarray(segments, dtype=np.float64))
     fcurves = _start_bake(arm)
+    writer = kc.KeyframeWriter(frames)
     for j, name in enumerate(bone_names):
         pb = arm.pose.bones[name]
         pb.rotation_mode = 'QUATERNION'
         base = f'pose.bones["{bpy.utils.escape_identifier(name)}"].'
         for k in range(3):
-            kc.write_fcurve(fcurves, base + "location", k, frames, locs[:, j, k], group=name)
+            writer.write(fcurves, base + "location", k, locs[:, j, k], group=name)
         for k in range(4):
-            kc.write_fcurve(fcurves, base + "rotation_quaternion", k, frames, rots[:, j, k], group=name)
+            writer.write(fcurves, base + "rotation_quaternion", k, rots[:, j, k], group=name)
 
 
 def bake_recording(context, conv, rec):
-    """Bake a finished Recording for the bindings of a Conversion. Returns (bodies, ropes) baked."""
-    frames = conv.frame_start + np.arange(rec.body_poses.shape[0])
+    """Bake a finished Recording for the bindings of a Conversion. Returns (bodies, ropes) baked.
+
+    Body poses are converted for all bodies at once (one numpy pass), then written object by object.
+    """
+    n_frames = rec.body_poses.shape[0]
+    frames = conv.frame_start + np.arange(n_frames)
+    writer = kc.KeyframeWriter(frames)
     objects = bpy.data.objects
     n_bodies = n_ropes = 0
-    for b in conv.bodies:
-        obj = objects.get(b.object_name)
-        if obj is None:
-            continue  # deleted while the simulation ran
-        bake_body(obj, frames, rec.body_poses[:, b.index, :], b.offset_location, b.offset_rotation)
-        n_bodies += 1
+    if conv.bodies:
+        index = np.array([b.index for b in conv.bodies])
+        off_loc = np.array([b.offset_location for b in conv.bodies], dtype=np.float64)
+        off_rot = np.array([b.offset_rotation for b in conv.bodies], dtype=np.float64)
+        poses = np.asarray(rec.body_poses, dtype=np.float64)[:, index, :]
+        rot = quat.make_continuous(quat.mul(poses[..., 3:], quat.conj(off_rot)[None]), axis=0)
+        loc = poses[..., :3] - quat.rotate(rot, np.broadcast_to(off_loc, rot.shape[:-1] + (3,)))
+        for j, b in enumerate(conv.bodies):
+            obj = objects.get(b.object_name)
+            if obj is None:
+                continue  # deleted while the simulation ran
+            _write_object_pose(obj, writer, loc[:, j], rot[:, j])
+            n_bodies += 1
     for r in conv.ropes:
         arm = objects.get(r.armature_name)
         if arm is None:
@@ -140,7 +151,6 @@ def bake_recording(context, conv, rec):
         segments = rec.rope_segments(r.index) if hasattr(rec, "rope_segments") else None
         bake_rope(arm, r.bone_names, frames, rec.rope_nodes(r.index), segments)
         n_ropes += 1
-    context.view_layer.update()
     return n_bodies, n_ropes
 
 

@@ -67,22 +67,34 @@ def assign_action(id_data, action):
         anim.action_slot = action.slots[0]
 
 
+class KeyframeWriter:
+    """Writes fcurves that share one set of frames, with LINEAR keys, in bulk (no per-key Python)."""
+
+    def __init__(self, frames):
+        n = len(frames)
+        self.n = n
+        self.co = np.empty(2 * n, dtype=np.float32)
+        self.co[0::2] = frames
+        self.interpolation = np.full(n, _LINEAR, dtype=np.int32)
+
+    def write(self, fcurves, data_path, index, values, group=""):
+        if SLOTTED or not group:
+            fc = fcurves.new(data_path, index=index)
+        else:
+            fc = fcurves.new(data_path, index=index, action_group=group)
+        co = self.co
+        co[1::2] = values
+        points = fc.keyframe_points
+        points.add(self.n)
+        points.foreach_set("co", co)
+        points.foreach_set("interpolation", self.interpolation)
+        fc.update()  # sorted already; this sets the handles the Graph Editor draws
+        return fc
+
+
 def write_fcurve(fcurves, data_path, index, frames, values, group=""):
-    """One fcurve with a LINEAR keyframe at each frame, written in bulk (no per-key Python calls)."""
-    if SLOTTED or not group:
-        fc = fcurves.new(data_path, index=index)
-    else:
-        fc = fcurves.new(data_path, index=index, action_group=group)
-    n = len(frames)
-    co = np.empty(2 * n, dtype=np.float32)
-    co[0::2] = frames
-    co[1::2] = values
-    points = fc.keyframe_points
-    points.add(n)
-    points.foreach_set("co", co)
-    points.foreach_set("interpolation", np.full(n, _LINEAR, dtype=np.int32))
-    fc.update()
-    return fc
+    """One fcurve with a LINEAR keyframe at each frame."""
+    return KeyframeWriter(frames).write(fcurves, data_path, index, values, group)
 
 
 def read_keyframes(fc):

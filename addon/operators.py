@@ -282,6 +282,21 @@ def _tag_redraw(context):
                 area.tag_redraw()
 
 
+def timer_tick(context, job):
+    """What the modal timer does on the main thread while the worker runs: True while still running.
+
+    Kept tiny (no data access beyond reading three numbers) so Blender's UI never waits on it.
+    """
+    state, done, total = job.poll()
+    if state != 'RUNNING':
+        return False
+    context.window_manager.progress_update(done)
+    if context.workspace is not None:
+        context.workspace.status_text_set(f"Quadric Dynamics: frame {done}/{total}  (Esc to cancel)")
+    _tag_redraw(context)
+    return True
+
+
 class QUADRIC_OT_simulate(bpy.types.Operator):
     """Simulate the scene's frame range and bake bodies and ropes to keyframes (Esc cancels)"""
     bl_idname = "quadric.simulate"
@@ -341,11 +356,7 @@ class QUADRIC_OT_simulate(bpy.types.Operator):
             return {'RUNNING_MODAL'}
         if event.type != 'TIMER' or event.timer is not self._timer:
             return {'PASS_THROUGH'}
-        state, done, total = job.poll()
-        if state == 'RUNNING':
-            context.window_manager.progress_update(done)
-            self._status(context, f"frame {done}/{total}")
-            _tag_redraw(context)
+        if timer_tick(context, job):
             return {'PASS_THROUGH'}
         self._cleanup(context)
         return finish_job(context, job, self)

@@ -64,7 +64,8 @@ def scenario_install(out, zip_path):
     runtime = mod("runtime")
     return dict(result=sorted(result), registered=hasattr(bpy.types.Object, "quadric"),
                 numba_cache=runtime.numba_cache_dir(),
-                extension_user_dir=bpy.utils.extension_path_user(PKG, create=False))
+                extension_user_dir=bpy.utils.extension_path_user(PKG, create=False),
+                extension_dir=str(__import__("pathlib").Path(importlib.import_module(PKG).__file__).parent))
 
 
 def scenario_fit_and_errors(out):

@@ -1,0 +1,253 @@
+"""Add-on benchmarks under the bpy module; prints one JSON line per figure.
+
+    .venv/bin/python scripts/bench/bake.py                 # all cases
+    .venv/bin/python scripts/bench/bake.py --cases body_write rope_write
+    .venv/bin/python scripts/bench/bake.py --stall-frames 48 --stall-bodies 1000
+
+Cases (each runs in its own process, with HOME and BLENDER_USER_RESOURCES in a
+scratch folder, the add-on loaded from this checkout):
+  body_write   writing the bake of 1,000 bodies x 250 frames (synthetic poses)  goal <= 2 s
+  rope_write   writing the bake of 20 ropes x 50 bones x 250 frames
+  ui_stall     longest modal-timer tick on the main thread while a 1,000-body
+               simulation runs in the worker thread (goal < 50 ms), plus the
+               longest oversleep of a 100 ms timer (GIL contention)
+  first_click  simulate click -> first simulated frame, with a cold numba cache
+               (fresh folder) and then warm (same folder, new process)
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+# ------------------------------------------------------------------ inside Blender (child)
+def load_addon():
+    import importlib.util
+
+    import bpy
+
+    spec = importlib.util.spec_from_file_location("quadric_dynamics", os.path.join(ROOT, "__init__.py"),
+                                                  submodule_search_locations=[ROOT])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["quadric_dynamics"] = module
+    spec.loader.exec_module(module)
+    module.register()
+    assert hasattr(bpy.types.Object, "quadric")
+    import importlib
+
+    return lambda name: importlib.import_module(f"quadric_dynamics.addon.{name}")
+
+
+def fresh_scene():
+    import bpy
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    return bpy.context.scene
+
+
+def random_poses(rng, frames, n):
+    import numpy as np
+
+    pos = np.cumsum(rng.normal(scale=0.01, size=(frames, n, 3)), axis=0) + rng.uniform(-5, 5, size=(1, n, 3))
+    q = rng.normal(size=(frames, n, 4))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    return np.concatenate([pos, q], axis=-1)
+
+
+def child_body_write(args):
+    import bpy
+    import numpy as np
+
+    mod = load_addon()
+    bake, convert = mod("bake"), mod("convert")
+    scene = fresh_scene()
+    mesh = bpy.data.meshes.new("pebble")
+    mesh.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)], [], [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)])
+    rng = np.random.default_rng(0)
+    bindings = []
+    for i in range(args.bodies):
+        obj = bpy.data.objects.new(f"Body.{i:04d}", mesh)
+        scene.collection.objects.link(obj)
+        q = rng.normal(size=4)
+        bindings.append(convert.BodyBinding(obj.name, i, rng.normal(scale=0.1, size=3), q / np.linalg.norm(q)))
+    poses = random_poses(rng, args.frames, args.bodies)
+
+    class Rec:
+        body_poses = poses
+
+    conv = convert.Conversion(None, bindings, [], 1, args.frames, 24.0, 10, 0)
+    t0 = time.perf_counter()
+    bake.bake_recording(bpy.context, conv, Rec)
+    seconds = time.perf_counter() - t0
+    keys = sum(len(fc.keyframe_points) for o in scene.objects for fc in mod("keyframes_compat").fcurves_of(o))
+    return dict(case="body_bake_write", bodies=args.bodies, frames=args.frames, keyframes=keys,
+                seconds=round(seconds, 3), goal_seconds=2.0)
+
+
+def child_rope_write(args):
+    import bpy
+    import numpy as np
+
+    mod = load_addon()
+    bake, rope_rig = mod("bake"), mod("rope_rig")
+    fresh_scene()
+    rng = np.random.default_rng(1)
+    rigs = []
+    t_rig = time.perf_counter()
+    for r in range(args.ropes):
+        nodes = np.stack([np.linspace(0, 2.5, args.bones + 1), np.full(args.bones + 1, 0.3 * r),
+                          np.full(args.bones + 1, 1.0)], axis=1)
+        arm, _ = rope_rig.build_rig(bpy.context, f"Rope.{r:02d}", nodes, 0.02)
+        rigs.append((arm, nodes))
+    t_rig = time.perf_counter() - t_rig
+    seconds = 0.0
+    for arm, rest in rigs:
+        wiggle = np.cumsum(rng.normal(scale=0.002, size=(args.frames, len(rest), 3)), axis=0)
+        nodes = rest[None] + wiggle
+        names = [b.name for b in mod("convert").rope_bones(arm)]
+        t0 = time.perf_counter()
+        bake.bake_rope(arm, names, 1 + np.arange(args.frames), nodes)
+        seconds += time.perf_counter() - t0
+    return dict(case="rope_bake_write", ropes=args.ropes, bones=args.bones, frames=args.frames,
+                seconds=round(seconds, 3), rig_build_seconds=round(t_rig, 3))
+
+
+def pile_conversion(mod, n_bodies, frames, substeps):
+    """A 1,000-body pile (ellipsoids raining into an open box), built directly as a solver Scene."""
+    import numpy as np
+
+    runtime, convert = mod("runtime"), mod("convert")
+    solver = runtime.get_solver()
+    scene = solver.Scene()
+    side = int(np.ceil(np.sqrt(n_bodies / 10)))
+    scene.add_box_container(center=(0, 0, 1.0), half_extents=(0.13 * side, 0.13 * side, 1.0), name="Box")
+    rng = np.random.default_rng(2)
+    for i in range(n_bodies):
+        layer, cell = divmod(i, side * side)
+        x, y = divmod(cell, side)
+        pos = (0.26 * (x - side / 2 + 0.5), 0.26 * (y - side / 2 + 0.5), 0.2 + 0.26 * layer)
+        q = rng.normal(size=4)
+        scene.add_ellipsoid(semi_axes=tuple(rng.uniform(0.06, 0.11, size=3)), position=pos,
+                            orientation=tuple(q / np.linalg.norm(q)), name=f"Pebble.{i:04d}")
+    return convert.Conversion(scene, [], [], 1, frames, 24.0, substeps, 0), solver
+
+
+def child_ui_stall(args):
+    import bpy
+
+    mod = load_addon()
+    ops, job_mod = mod("operators"), mod("job")
+    fresh_scene()
+    conv, solver = pile_conversion(mod, args.stall_bodies, args.stall_frames, args.substeps)
+    # Compile outside the measurement: this case is about a running simulation, not first use.
+    warm = job_mod.SimulationJob(solver, pile_conversion(mod, 8, 2, 1)[0])
+    warm.run_sync()
+    job = job_mod.SimulationJob(solver, conv)
+    context = bpy.context
+    ticks, late = [], []
+    job.start()
+    interval = 0.1
+    next_tick = time.perf_counter() + interval
+    while True:
+        time.sleep(max(0.0, next_tick - time.perf_counter()))
+        woke = time.perf_counter()
+        late.append(woke - next_tick)
+        running = ops.timer_tick(context, job)
+        ticks.append(time.perf_counter() - woke)
+        next_tick = woke + interval
+        if not running:
+            break
+    job.wait()
+    return dict(case="ui_stall", bodies=args.stall_bodies, frames=args.stall_frames, substeps=args.substeps,
+                state=job.state, simulate_seconds=round(job.seconds, 2), ticks=len(ticks),
+                max_tick_ms=round(1e3 * max(ticks), 2), max_timer_late_ms=round(1e3 * max(late), 2),
+                goal_ms=50)
+
+
+def child_first_click(args):
+    import bpy
+
+    t_start = time.perf_counter()
+    mod = load_addon()
+    ops = mod("operators")
+    scene = fresh_scene()
+    scene.frame_start, scene.frame_end = 1, 10
+    bpy.ops.mesh.primitive_plane_add(size=4)
+    bpy.ops.quadric.add_collider()
+    bpy.ops.mesh.primitive_ico_sphere_add(radius=0.2, location=(0, 0, 1))
+    bpy.ops.quadric.add_body()
+    t_click = time.perf_counter()
+    first = {}
+    job = ops.prepare_job(bpy.context, on_progress=lambda d, t: first.setdefault("t", time.perf_counter()))
+    job.start()
+    job.wait()
+    t_first = first.get("t", time.perf_counter()) - t_click
+    return dict(case="first_click", cache=args.cache_state, seconds_to_first_frame=round(t_first, 2),
+                seconds_whole_run=round(time.perf_counter() - t_click, 2), state=job.state,
+                process_setup_seconds=round(t_click - t_start, 2))
+
+
+CHILDREN = dict(body_write=child_body_write, rope_write=child_rope_write, ui_stall=child_ui_stall,
+                first_click=child_first_click)
+
+
+# --------------------------------------------------------------------------- orchestration
+def run_child(case, args, user_dir, extra=()):
+    env = dict(os.environ)
+    env["HOME"] = os.path.join(user_dir, "home")
+    env["BLENDER_USER_RESOURCES"] = os.path.join(user_dir, "resources")
+    env.pop("NUMBA_CACHE_DIR", None)
+    os.makedirs(env["HOME"], exist_ok=True)
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", case, *args.passthrough, *extra]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        print(json.dumps(dict(case=case, error=proc.stderr[-2000:])), flush=True)
+        return None
+    print(lines[-1], flush=True)
+    return json.loads(lines[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", nargs="+", default=["body_write", "rope_write", "ui_stall", "first_click"],
+                    choices=sorted(CHILDREN))
+    ap.add_argument("--bodies", type=int, default=1000)
+    ap.add_argument("--frames", type=int, default=250)
+    ap.add_argument("--ropes", type=int, default=20)
+    ap.add_argument("--bones", type=int, default=50)
+    ap.add_argument("--stall-bodies", type=int, default=1000)
+    ap.add_argument("--stall-frames", type=int, default=24)
+    ap.add_argument("--substeps", type=int, default=10)
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--cache-state", default="", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(CHILDREN[args.child](args)), flush=True)
+        return 0
+    args.passthrough = [f"--bodies={args.bodies}", f"--frames={args.frames}", f"--ropes={args.ropes}",
+                        f"--bones={args.bones}", f"--stall-bodies={args.stall_bodies}",
+                        f"--stall-frames={args.stall_frames}", f"--substeps={args.substeps}"]
+    scratch = tempfile.mkdtemp(prefix="quadric-bench-")
+    try:
+        warm_dir = os.path.join(scratch, "warm")
+        for case in args.cases:
+            if case == "first_click":
+                cold_dir = os.path.join(scratch, "cold")
+                run_child(case, args, cold_dir, ["--cache-state=cold"])
+                run_child(case, args, cold_dir, ["--cache-state=warm"])
+            else:
+                run_child(case, args, warm_dir)  # ui_stall compiles once here; later cases reuse it
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
