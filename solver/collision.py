@@ -35,28 +35,27 @@ def _find_cached(cache_key, cache_count, key, start):
     return -1
 
 
-@njit(**JIT)
-def _emit(ws, count, a, b, key, nx, ny, nz, px, py, pz, depth):
-    ws.contact_a[count] = a
-    ws.contact_b[count] = b
-    ws.contact_key[count] = key
-    ws.contact_normal[count, 0] = nx
-    ws.contact_normal[count, 1] = ny
-    ws.contact_normal[count, 2] = nz
-    ws.contact_point[count, 0] = px
-    ws.contact_point[count, 1] = py
-    ws.contact_point[count, 2] = pz
-    ws.contact_depth[count] = depth
+@njit(**JIT, inline="always")
+def _emit(contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth, count, a, b, key,
+          nx, ny, nz, px, py, pz, depth):
+    contact_a[count] = a
+    contact_b[count] = b
+    contact_key[count] = key
+    contact_normal[count, 0] = nx
+    contact_normal[count, 1] = ny
+    contact_normal[count, 2] = nz
+    contact_point[count, 0] = px
+    contact_point[count, 1] = py
+    contact_point[count, 2] = pz
+    contact_depth[count] = depth
 
 
 @njit(**JIT)
-def _static_contact(model, ws, position, i, s, margin, out):
-    """Depth of body i against static s, or -inf if they cannot touch. out = normal(3), point(3)."""
-    kind = model.static_kind[s]
-    point = model.static_point[s]
-    normal = model.static_normal[s]
-    center = position[i]
-    shape = ws.shape[i]
+def _static_contact(kind, point, normal, u, v, size, center, shape, bounding_radius, margin, out):
+    """Depth of a body (centre, shape matrix) against one static collider, or -inf if they cannot touch.
+
+    out receives the normal (3) and the contact point (3).
+    """
     if kind == STATIC_PLANE or kind == STATIC_WALL:
         depth = ellipsoid_plane_depth(center, shape, point, normal)
         if depth < -margin:
@@ -69,11 +68,9 @@ def _static_contact(model, ws, position, i, s, margin, out):
                     + (center[2] - point[2]) * normal[2])
             if side <= 0.0:
                 return -np.inf
-            u = model.static_u[s]
-            v = model.static_v[s]
             du = (px - point[0]) * u[0] + (py - point[1]) * u[1] + (pz - point[2]) * u[2]
             dv = (px - point[0]) * v[0] + (py - point[1]) * v[1] + (pz - point[2]) * v[2]
-            if abs(du) > model.static_size[s, 0] or abs(dv) > model.static_size[s, 1]:
+            if abs(du) > size[0] or abs(dv) > size[1]:
                 return -np.inf
         out[0] = normal[0]
         out[1] = normal[1]
@@ -83,14 +80,14 @@ def _static_contact(model, ws, position, i, s, margin, out):
         out[5] = pz + 0.5 * depth * normal[2]
         return depth
     # tube: the body must be inside the tube's radius and the deepest point within its length
-    radius = model.static_size[s, 0]
-    half_length = model.static_size[s, 1]
+    radius = size[0]
+    half_length = size[1]
     rx = center[0] - point[0]
     ry = center[1] - point[1]
     rz = center[2] - point[2]
     along = rx * normal[0] + ry * normal[1] + rz * normal[2]
     radial2 = rx * rx + ry * ry + rz * rz - along * along
-    reach = model.bounding_radius[i] + margin
+    reach = bounding_radius + margin
     if radial2 >= radius * radius or np.sqrt(radial2) + reach < radius or abs(along) > half_length + reach:
         return -np.inf
     deepest = out[3:6]
@@ -161,19 +158,23 @@ def collide(model, state, ws, n_pairs, margin):
                 return -1
             pax, pay, paz = support_point(ca, ws.shape[i], normal[0], normal[1], normal[2], 1.0)
             pbx, pby, pbz = support_point(cb, ws.shape[j], normal[0], normal[1], normal[2], -1.0)
-            _emit(ws, count, i, j, key, normal[0], normal[1], normal[2],
+            _emit(ws.contact_a, ws.contact_b, ws.contact_key, ws.contact_normal, ws.contact_point,
+                  ws.contact_depth, count, i, j, key, normal[0], normal[1], normal[2],
                   0.5 * (pax + pbx), 0.5 * (pay + pby), 0.5 * (paz + pbz), depth)
             count += 1
         # static colliders only matter for dynamic bodies
         if model.inv_mass[i] == 0.0:
             continue
         for s in range(n_static):
-            depth = _static_contact(model, ws, position, i, s, margin, scratch)
+            depth = _static_contact(model.static_kind[s], model.static_point[s], model.static_normal[s],
+                                    model.static_u[s], model.static_v[s], model.static_size[s], position[i],
+                                    ws.shape[i], model.bounding_radius[i], margin, scratch)
             if depth == -np.inf:
                 continue
             if count >= capacity:
                 return -1
-            _emit(ws, count, -1 - s, i, i * stride + n + s, scratch[0], scratch[1], scratch[2],
+            _emit(ws.contact_a, ws.contact_b, ws.contact_key, ws.contact_normal, ws.contact_point,
+                  ws.contact_depth, count, -1 - s, i, i * stride + n + s, scratch[0], scratch[1], scratch[2],
                   scratch[3], scratch[4], scratch[5], depth)
             count += 1
     return count

@@ -1,313 +1,310 @@
 """Contact solver: warm-started sequential impulses (projected Gauss-Seidel).
 
 Phases, after Box2D v3's contact_solver.c: prepare (lever arms, tangent frame,
-effective masses, restitution target from the approach velocity before the
-solve), warm start (apply last substep's impulses), solve (normal, Coulomb
-disc, rolling disc, spinning), relax penetration with split impulses on
-separate pseudo-velocities (they move bodies apart but never enter the real
-velocities, so removing overlap adds no kinetic energy), store impulses for
-the next substep.
+Jacobians, effective masses, approach velocity before the solve), warm start
+(apply last substep's impulses), solve (normal, Coulomb disc, rolling disc,
+spinning), restitution (from the approach velocity), relax penetration with split impulses
+on separate pseudo-velocities (they move bodies apart but never enter the real
+velocities, so removing overlap adds no kinetic energy), store impulses for the
+next substep.
 
 Rows per contact, for relative velocity v = v_B + w_B x r_B - v_A - w_A x r_A:
   normal   n.v >= target,  0 <= lambda_n
-  friction |(t1.v, t2.v) impulse| <= mu lambda_n            (elliptic cone: projected on the disc)
-  rolling  |(t1.(w_B - w_A), t2.(w_B - w_A)) impulse| <= mu_r lambda_n   (mu_r is a length)
-  spinning |n.(w_B - w_A) impulse| <= mu_s lambda_n                      (mu_s is a length)
+  friction |(lambda_t1, lambda_t2)| <= mu lambda_n           (elliptic cone: projection on the disc)
+  rolling  |(lambda_r1, lambda_r2)| <= mu_r lambda_n on t.(w_B - w_A)   (mu_r is a length)
+  spinning |lambda_s| <= mu_s lambda_n on n.(w_B - w_A)                 (mu_s is a length)
+
+Every Jacobian term a row needs is computed once in prepare and stored in one
+flat row per contact (``contact_row``), so the iterations only stream through
+it; the hot loops take plain arrays, never tuples of arrays.
 """
 import numpy as np
 from numba import njit
 
 from .math3d import JIT, cross, mat_vec, orthonormal_basis
 
+# layout of ws.contact_row: 3-vectors at these offsets
+N_, T1, T2 = 0, 3, 6                     # normal and tangents
+AN, BN, AT1, BT1, AT2, BT2 = 9, 12, 15, 18, 21, 24          # r_A x d and r_B x d for d = n, t1, t2
+IAN, IBN, IAT1, IBT1, IAT2, IBT2 = 27, 30, 33, 36, 39, 42   # I^-1 (r x d)
+IA1, IB1, IA2, IB2, IAS, IBS = 45, 48, 51, 54, 57, 60       # I^-1 t1, I^-1 t2, I^-1 n (rolling, spinning)
+MASS_N, MASS_T1, MASS_T2, MASS_R1, MASS_R2, MASS_S = 63, 64, 65, 66, 67, 68
+INV_MASS_A, INV_MASS_B, TARGET, FRICTION, ROLLING, SPINNING = 69, 70, 71, 72, 73, 74
+RESTITUTION, APPROACH = 75, 76   # restitution coefficient, normal velocity before the solve
+ROW_WIDTH = 77
+# ws.contact_impulse: normal, t1, t2, roll1, roll2, spin (scalars along this substep's frame)
+
 
 @njit(**JIT, inline="always")
-def _angular_mass(iinv, rx, ry, rz, nx, ny, nz):
-    """(r x n)' I^-1 (r x n)."""
-    cx, cy, cz = cross(rx, ry, rz, nx, ny, nz)
-    ix, iy, iz = mat_vec(iinv, cx, cy, cz)
-    return cx * ix + cy * iy + cz * iz
+def _dot3(row, k, x, y, z):
+    return row[k] * x + row[k + 1] * y + row[k + 2] * z
 
 
 @njit(**JIT, inline="always")
-def _rotational_mass(iinv, nx, ny, nz):
-    """n' I^-1 n."""
-    ix, iy, iz = mat_vec(iinv, nx, ny, nz)
-    return nx * ix + ny * iy + nz * iz
+def _store3(row, k, x, y, z):
+    row[k] = x
+    row[k + 1] = y
+    row[k + 2] = z
 
 
-@njit(**JIT)
-def _relative_velocity(model, state, ws, c, a, b, lin, ang):
-    """Relative velocity at contact c of B with respect to A (lin, ang: the velocity arrays to use)."""
-    rb = ws.contact_rb[c]
-    wx, wy, wz = cross(ang[b, 0], ang[b, 1], ang[b, 2], rb[0], rb[1], rb[2])
-    vx = lin[b, 0] + wx
-    vy = lin[b, 1] + wy
-    vz = lin[b, 2] + wz
+@njit(**JIT, inline="always")
+def _row_velocity(row, lin, ang, a, b, d, ja, jb):
+    """d.(v_B - v_A) + w_B.(r_B x d) - w_A.(r_A x d)."""
+    v = (_dot3(row, d, lin[b, 0], lin[b, 1], lin[b, 2]) + _dot3(row, jb, ang[b, 0], ang[b, 1], ang[b, 2]))
     if a >= 0:
-        ra = ws.contact_ra[c]
-        wx, wy, wz = cross(ang[a, 0], ang[a, 1], ang[a, 2], ra[0], ra[1], ra[2])
-        vx -= lin[a, 0] + wx
-        vy -= lin[a, 1] + wy
-        vz -= lin[a, 2] + wz
-    return vx, vy, vz
+        v -= _dot3(row, d, lin[a, 0], lin[a, 1], lin[a, 2]) + _dot3(row, ja, ang[a, 0], ang[a, 1], ang[a, 2])
+    return v
 
 
-@njit(**JIT)
-def _apply_impulse(model, ws, c, a, b, px, py, pz, lin, ang):
-    """Apply impulse p at the contact point: +p to B, -p to A."""
-    mb = model.inv_mass[b]
-    if mb > 0.0:
-        lin[b, 0] += mb * px
-        lin[b, 1] += mb * py
-        lin[b, 2] += mb * pz
-        rb = ws.contact_rb[c]
-        tx, ty, tz = cross(rb[0], rb[1], rb[2], px, py, pz)
-        ix, iy, iz = mat_vec(ws.inv_inertia_world[b], tx, ty, tz)
-        ang[b, 0] += ix
-        ang[b, 1] += iy
-        ang[b, 2] += iz
+@njit(**JIT, inline="always")
+def _row_apply(row, lin, ang, a, b, d, ia, ib, impulse):
+    """Apply impulse along direction d at the contact: +B, -A."""
+    mb = row[INV_MASS_B] * impulse
+    for k in range(3):
+        lin[b, k] += mb * row[d + k]
+        ang[b, k] += impulse * row[ib + k]
     if a >= 0:
-        ma = model.inv_mass[a]
-        if ma > 0.0:
-            lin[a, 0] -= ma * px
-            lin[a, 1] -= ma * py
-            lin[a, 2] -= ma * pz
-            ra = ws.contact_ra[c]
-            tx, ty, tz = cross(ra[0], ra[1], ra[2], px, py, pz)
-            ix, iy, iz = mat_vec(ws.inv_inertia_world[a], tx, ty, tz)
-            ang[a, 0] -= ix
-            ang[a, 1] -= iy
-            ang[a, 2] -= iz
-
-
-@njit(**JIT)
-def _apply_angular_impulse(model, ws, a, b, tx, ty, tz, ang):
-    """Apply a pure angular impulse: +t to B, -t to A."""
-    if model.inv_mass[b] > 0.0:
-        ix, iy, iz = mat_vec(ws.inv_inertia_world[b], tx, ty, tz)
-        ang[b, 0] += ix
-        ang[b, 1] += iy
-        ang[b, 2] += iz
-    if a >= 0 and model.inv_mass[a] > 0.0:
-        ix, iy, iz = mat_vec(ws.inv_inertia_world[a], tx, ty, tz)
-        ang[a, 0] -= ix
-        ang[a, 1] -= iy
-        ang[a, 2] -= iz
-
-
-@njit(**JIT)
-def prepare_contacts(model, state, ws, n_contacts, h, restitution_threshold):
-    """Lever arms, tangents, effective masses, material coefficients and velocity targets."""
-    lin = state.linear_velocity
-    ang = state.angular_velocity
-    for c in range(n_contacts):
-        a = ws.contact_a[c]
-        b = ws.contact_b[c]
-        n = ws.contact_normal[c]
-        p = ws.contact_point[c]
+        ma = row[INV_MASS_A] * impulse
         for k in range(3):
-            ws.contact_rb[c, k] = p[k] - state.position[b, k]
-            ws.contact_ra[c, k] = p[k] - state.position[a, k] if a >= 0 else 0.0
-        t1x, t1y, t1z, t2x, t2y, t2z = orthonormal_basis(n[0], n[1], n[2])
-        ws.contact_tangent[c, 0] = t1x
-        ws.contact_tangent[c, 1] = t1y
-        ws.contact_tangent[c, 2] = t1z
-        ws.contact_tangent[c, 3] = t2x
-        ws.contact_tangent[c, 4] = t2y
-        ws.contact_tangent[c, 5] = t2z
-        rb = ws.contact_rb[c]
-        ra = ws.contact_ra[c]
-        ib = ws.inv_inertia_world[b]
-        kn = model.inv_mass[b] + _angular_mass(ib, rb[0], rb[1], rb[2], n[0], n[1], n[2])
-        k1 = model.inv_mass[b] + _angular_mass(ib, rb[0], rb[1], rb[2], t1x, t1y, t1z)
-        k2 = model.inv_mass[b] + _angular_mass(ib, rb[0], rb[1], rb[2], t2x, t2y, t2z)
-        r1 = _rotational_mass(ib, t1x, t1y, t1z)
-        r2 = _rotational_mass(ib, t2x, t2y, t2z)
-        rs = _rotational_mass(ib, n[0], n[1], n[2])
-        mat_b = model.body_material[b]
-        if a >= 0:
-            ia = ws.inv_inertia_world[a]
-            kn += model.inv_mass[a] + _angular_mass(ia, ra[0], ra[1], ra[2], n[0], n[1], n[2])
-            k1 += model.inv_mass[a] + _angular_mass(ia, ra[0], ra[1], ra[2], t1x, t1y, t1z)
-            k2 += model.inv_mass[a] + _angular_mass(ia, ra[0], ra[1], ra[2], t2x, t2y, t2z)
-            r1 += _rotational_mass(ia, t1x, t1y, t1z)
-            r2 += _rotational_mass(ia, t2x, t2y, t2z)
-            rs += _rotational_mass(ia, n[0], n[1], n[2])
-            mat_a = model.body_material[a]
-        else:
-            mat_a = model.static_material[-1 - a]
-        ws.contact_mass[c, 0] = 1.0 / kn if kn > 0.0 else 0.0
-        ws.contact_mass[c, 1] = 1.0 / k1 if k1 > 0.0 else 0.0
-        ws.contact_mass[c, 2] = 1.0 / k2 if k2 > 0.0 else 0.0
-        ws.contact_mass[c, 3] = 1.0 / r1 if r1 > 0.0 else 0.0
-        ws.contact_mass[c, 4] = 1.0 / r2 if r2 > 0.0 else 0.0
-        ws.contact_mass[c, 5] = 1.0 / rs if rs > 0.0 else 0.0
-        ws.contact_coeff[c, 0] = np.sqrt(model.material_friction[mat_a] * model.material_friction[mat_b])
-        ws.contact_coeff[c, 1] = max(model.material_rolling[mat_a], model.material_rolling[mat_b])
-        ws.contact_coeff[c, 2] = max(model.material_spinning[mat_a], model.material_spinning[mat_b])
-        restitution = max(model.material_restitution[mat_a], model.material_restitution[mat_b])
-        ws.contact_coeff[c, 3] = restitution
-        depth = ws.contact_depth[c]
-        vx, vy, vz = _relative_velocity(model, state, ws, c, a, b, lin, ang)
-        approach = vx * n[0] + vy * n[1] + vz * n[2]
-        if depth < 0.0:
-            # speculative: the gap may close during this substep, but not more
-            target = depth / h
-        elif approach < -restitution_threshold:
-            target = -restitution * approach
-        else:
-            target = 0.0
-        ws.contact_target[c] = target
-        ws.contact_pseudo[c] = 0.0
+            lin[a, k] -= ma * row[d + k]
+            ang[a, k] -= impulse * row[ia + k]
+
+
+@njit(**JIT, inline="always")
+def _angular_velocity(row, ang, a, b, d):
+    v = _dot3(row, d, ang[b, 0], ang[b, 1], ang[b, 2])
+    if a >= 0:
+        v -= _dot3(row, d, ang[a, 0], ang[a, 1], ang[a, 2])
+    return v
+
+
+@njit(**JIT, inline="always")
+def _angular_apply(row, ang, a, b, ia, ib, impulse):
+    for k in range(3):
+        ang[b, k] += impulse * row[ib + k]
+    if a >= 0:
+        for k in range(3):
+            ang[a, k] -= impulse * row[ia + k]
 
 
 @njit(**JIT)
-def warm_start(model, state, ws, n_contacts):
-    """Take accumulated impulses of contacts that existed last substep (same key) and apply them."""
-    lin = state.linear_velocity
-    ang = state.angular_velocity
-    cache_count = state.cache_count[0]
+def _prepare_side(row, position, inv_inertia, body, point, sign_offset_r, sign_offset_i, offsets_r, offsets_i):
+    """Fill lever-arm Jacobians of one body (A or B) for directions n, t1, t2."""
+    rx = point[0] - position[body, 0]
+    ry = point[1] - position[body, 1]
+    rz = point[2] - position[body, 2]
+    iinv = inv_inertia[body]
+    for k in range(3):
+        d = 3 * k  # N_, T1, T2
+        cx, cy, cz = cross(rx, ry, rz, row[d], row[d + 1], row[d + 2])
+        _store3(row, offsets_r[k], cx, cy, cz)
+        ix, iy, iz = mat_vec(iinv, cx, cy, cz)
+        _store3(row, offsets_i[k], ix, iy, iz)
+
+
+@njit(**JIT)
+def prepare_contacts(contact_a, contact_b, contact_normal, contact_point, contact_depth, contact_row,
+                     position, linear_velocity, angular_velocity, inv_mass, inv_inertia_world,
+                     body_material, static_material, material_friction, material_rolling, material_spinning,
+                     material_restitution, n_contacts, h):
+    """Jacobians, effective masses, material coefficients and normal velocity targets."""
+    offsets_ra = (AN, AT1, AT2)
+    offsets_ia = (IAN, IAT1, IAT2)
+    offsets_rb = (BN, BT1, BT2)
+    offsets_ib = (IBN, IBT1, IBT2)
+    for c in range(n_contacts):
+        a = contact_a[c]
+        b = contact_b[c]
+        row = contact_row[c]
+        n = contact_normal[c]
+        t1x, t1y, t1z, t2x, t2y, t2z = orthonormal_basis(n[0], n[1], n[2])
+        _store3(row, N_, n[0], n[1], n[2])
+        _store3(row, T1, t1x, t1y, t1z)
+        _store3(row, T2, t2x, t2y, t2z)
+        _prepare_side(row, position, inv_inertia_world, b, contact_point[c], 1, 1, offsets_rb, offsets_ib)
+        ib = inv_inertia_world[b]
+        for d, off in ((N_, IBS), (T1, IB1), (T2, IB2)):
+            ix, iy, iz = mat_vec(ib, row[d], row[d + 1], row[d + 2])
+            _store3(row, off, ix, iy, iz)
+        row[INV_MASS_B] = inv_mass[b]
+        mat_b = body_material[b]
+        if a >= 0:
+            _prepare_side(row, position, inv_inertia_world, a, contact_point[c], 1, 1, offsets_ra, offsets_ia)
+            ia = inv_inertia_world[a]
+            for d, off in ((N_, IAS), (T1, IA1), (T2, IA2)):
+                ix, iy, iz = mat_vec(ia, row[d], row[d + 1], row[d + 2])
+                _store3(row, off, ix, iy, iz)
+            row[INV_MASS_A] = inv_mass[a]
+            mat_a = body_material[a]
+        else:
+            for k in range(AN, AN + 3):
+                row[k] = 0.0
+            row[INV_MASS_A] = 0.0
+            mat_a = static_material[-1 - a]
+        # effective masses 1 / (J M^-1 J')
+        for d, ja, jb, ia_, ib_, slot in ((N_, AN, BN, IAN, IBN, MASS_N), (T1, AT1, BT1, IAT1, IBT1, MASS_T1),
+                                          (T2, AT2, BT2, IAT2, IBT2, MASS_T2)):
+            k = row[INV_MASS_B] + _dot3(row, jb, row[ib_], row[ib_ + 1], row[ib_ + 2])
+            if a >= 0:
+                k += row[INV_MASS_A] + _dot3(row, ja, row[ia_], row[ia_ + 1], row[ia_ + 2])
+            row[slot] = 1.0 / k if k > 0.0 else 0.0
+        for d, ia_, ib_, slot in ((T1, IA1, IB1, MASS_R1), (T2, IA2, IB2, MASS_R2), (N_, IAS, IBS, MASS_S)):
+            k = _dot3(row, d, row[ib_], row[ib_ + 1], row[ib_ + 2])
+            if a >= 0:
+                k += _dot3(row, d, row[ia_], row[ia_ + 1], row[ia_ + 2])
+            row[slot] = 1.0 / k if k > 0.0 else 0.0
+        row[FRICTION] = np.sqrt(material_friction[mat_a] * material_friction[mat_b])
+        row[ROLLING] = max(material_rolling[mat_a], material_rolling[mat_b])
+        row[SPINNING] = max(material_spinning[mat_a], material_spinning[mat_b])
+        restitution = max(material_restitution[mat_a], material_restitution[mat_b])
+        row[RESTITUTION] = restitution
+        # speculative contacts may close their gap during this substep, but not more
+        row[TARGET] = min(contact_depth[c], 0.0) / h
+        row[APPROACH] = _row_velocity(row, linear_velocity, angular_velocity, a, b, N_, AN, BN)
+
+
+@njit(**JIT)
+def warm_start(contact_key, contact_a, contact_b, contact_row, contact_impulse, cache_key, cache_impulse,
+               cache_count, linear_velocity, angular_velocity, n_contacts):
+    """Take the impulses of contacts that existed last substep (same key), re-projected on the new frame."""
     j = 0
     for c in range(n_contacts):
-        key = ws.contact_key[c]
-        while j < cache_count and state.cache_key[j] < key:
+        key = contact_key[c]
+        imp = contact_impulse[c]
+        while j < cache_count and cache_key[j] < key:
             j += 1
-        imp = ws.contact_impulse[c]
-        if j < cache_count and state.cache_key[j] == key:
-            for k in range(8):
-                imp[k] = state.cache_impulse[j, k]
-            # keep only the tangential parts of the old friction and rolling vectors
-            n = ws.contact_normal[c]
-            fn = imp[1] * n[0] + imp[2] * n[1] + imp[3] * n[2]
-            rn = imp[4] * n[0] + imp[5] * n[1] + imp[6] * n[2]
-            for k in range(3):
-                imp[1 + k] -= fn * n[k]
-                imp[4 + k] -= rn * n[k]
-        else:
+        if j >= cache_count or cache_key[j] != key:
             imp[:] = 0.0
             continue
-        a = ws.contact_a[c]
-        b = ws.contact_b[c]
-        n = ws.contact_normal[c]
-        _apply_impulse(model, ws, c, a, b, imp[0] * n[0] + imp[1], imp[0] * n[1] + imp[2],
-                       imp[0] * n[2] + imp[3], lin, ang)
-        _apply_angular_impulse(model, ws, a, b, imp[4] + imp[7] * n[0], imp[5] + imp[7] * n[1],
-                               imp[6] + imp[7] * n[2], ang)
+        row = contact_row[c]
+        old = cache_impulse[j]
+        imp[0] = old[0]
+        imp[1] = _dot3(row, T1, old[1], old[2], old[3])
+        imp[2] = _dot3(row, T2, old[1], old[2], old[3])
+        imp[3] = _dot3(row, T1, old[4], old[5], old[6])
+        imp[4] = _dot3(row, T2, old[4], old[5], old[6])
+        imp[5] = old[7]
+        a = contact_a[c]
+        b = contact_b[c]
+        _row_apply(row, linear_velocity, angular_velocity, a, b, N_, IAN, IBN, imp[0])
+        _row_apply(row, linear_velocity, angular_velocity, a, b, T1, IAT1, IBT1, imp[1])
+        _row_apply(row, linear_velocity, angular_velocity, a, b, T2, IAT2, IBT2, imp[2])
+        _angular_apply(row, angular_velocity, a, b, IA1, IB1, imp[3])
+        _angular_apply(row, angular_velocity, a, b, IA2, IB2, imp[4])
+        _angular_apply(row, angular_velocity, a, b, IAS, IBS, imp[5])
 
 
 @njit(**JIT)
-def solve_velocities(model, state, ws, n_contacts, iterations):
-    lin = state.linear_velocity
-    ang = state.angular_velocity
+def solve_velocities(contact_a, contact_b, contact_row, contact_impulse, linear_velocity, angular_velocity,
+                     n_contacts, iterations):
+    lin = linear_velocity
+    ang = angular_velocity
     for _ in range(iterations):
         for c in range(n_contacts):
-            a = ws.contact_a[c]
-            b = ws.contact_b[c]
-            n = ws.contact_normal[c]
-            imp = ws.contact_impulse[c]
-            mass = ws.contact_mass[c]
-            # normal
-            vx, vy, vz = _relative_velocity(model, state, ws, c, a, b, lin, ang)
-            vn = vx * n[0] + vy * n[1] + vz * n[2]
+            a = contact_a[c]
+            b = contact_b[c]
+            row = contact_row[c]
+            imp = contact_impulse[c]
+            # normal: n.v >= target, lambda_n >= 0
+            vn = _row_velocity(row, lin, ang, a, b, N_, AN, BN)
             old = imp[0]
-            imp[0] = max(old - mass[0] * (vn - ws.contact_target[c]), 0.0)
-            dn = imp[0] - old
-            if dn != 0.0:
-                _apply_impulse(model, ws, c, a, b, dn * n[0], dn * n[1], dn * n[2], lin, ang)
-            normal_impulse = imp[0]
-            # sliding friction on the disc of radius mu * lambda_n
-            t = ws.contact_tangent[c]
-            vx, vy, vz = _relative_velocity(model, state, ws, c, a, b, lin, ang)
-            f1 = (imp[1] * t[0] + imp[2] * t[1] + imp[3] * t[2]) - mass[1] * (vx * t[0] + vy * t[1] + vz * t[2])
-            f2 = (imp[1] * t[3] + imp[2] * t[4] + imp[3] * t[5]) - mass[2] * (vx * t[3] + vy * t[4] + vz * t[5])
-            limit = ws.contact_coeff[c, 0] * normal_impulse
+            imp[0] = max(old - row[MASS_N] * (vn - row[TARGET]), 0.0)
+            _row_apply(row, lin, ang, a, b, N_, IAN, IBN, imp[0] - old)
+            # sliding friction, projected on the disc of radius mu * lambda_n
+            v1 = _row_velocity(row, lin, ang, a, b, T1, AT1, BT1)
+            v2 = _row_velocity(row, lin, ang, a, b, T2, AT2, BT2)
+            f1 = imp[1] - row[MASS_T1] * v1
+            f2 = imp[2] - row[MASS_T2] * v2
+            limit = row[FRICTION] * imp[0]
             length = np.sqrt(f1 * f1 + f2 * f2)
             if length > limit:
-                scale = limit / length
-                f1 *= scale
-                f2 *= scale
-            fx = f1 * t[0] + f2 * t[3]
-            fy = f1 * t[1] + f2 * t[4]
-            fz = f1 * t[2] + f2 * t[5]
-            _apply_impulse(model, ws, c, a, b, fx - imp[1], fy - imp[2], fz - imp[3], lin, ang)
-            imp[1] = fx
-            imp[2] = fy
-            imp[3] = fz
-            # rolling resistance on the disc of radius mu_r * lambda_n
-            rolling = ws.contact_coeff[c, 1]
-            spinning = ws.contact_coeff[c, 2]
-            if rolling > 0.0 or spinning > 0.0:
-                wx = ang[b, 0]
-                wy = ang[b, 1]
-                wz = ang[b, 2]
-                if a >= 0:
-                    wx -= ang[a, 0]
-                    wy -= ang[a, 1]
-                    wz -= ang[a, 2]
-                if rolling > 0.0:
-                    r1 = (imp[4] * t[0] + imp[5] * t[1] + imp[6] * t[2]) - mass[3] * (wx * t[0] + wy * t[1] + wz * t[2])
-                    r2 = (imp[4] * t[3] + imp[5] * t[4] + imp[6] * t[5]) - mass[4] * (wx * t[3] + wy * t[4] + wz * t[5])
-                    limit = rolling * normal_impulse
-                    length = np.sqrt(r1 * r1 + r2 * r2)
-                    if length > limit:
-                        scale = limit / length
-                        r1 *= scale
-                        r2 *= scale
-                    rx = r1 * t[0] + r2 * t[3]
-                    ry = r1 * t[1] + r2 * t[4]
-                    rz = r1 * t[2] + r2 * t[5]
-                    _apply_angular_impulse(model, ws, a, b, rx - imp[4], ry - imp[5], rz - imp[6], ang)
-                    imp[4] = rx
-                    imp[5] = ry
-                    imp[6] = rz
-                if spinning > 0.0:
-                    wx = ang[b, 0]
-                    wy = ang[b, 1]
-                    wz = ang[b, 2]
-                    if a >= 0:
-                        wx -= ang[a, 0]
-                        wy -= ang[a, 1]
-                        wz -= ang[a, 2]
-                    old = imp[7]
-                    limit = spinning * normal_impulse
-                    imp[7] = min(max(old - mass[5] * (wx * n[0] + wy * n[1] + wz * n[2]), -limit), limit)
-                    ds = imp[7] - old
-                    _apply_angular_impulse(model, ws, a, b, ds * n[0], ds * n[1], ds * n[2], ang)
+                f1 *= limit / length
+                f2 *= limit / length
+            _row_apply(row, lin, ang, a, b, T1, IAT1, IBT1, f1 - imp[1])
+            _row_apply(row, lin, ang, a, b, T2, IAT2, IBT2, f2 - imp[2])
+            imp[1] = f1
+            imp[2] = f2
+            # rolling resistance, on the disc of radius mu_r * lambda_n
+            if row[ROLLING] > 0.0:
+                w1 = _angular_velocity(row, ang, a, b, T1)
+                w2 = _angular_velocity(row, ang, a, b, T2)
+                r1 = imp[3] - row[MASS_R1] * w1
+                r2 = imp[4] - row[MASS_R2] * w2
+                limit = row[ROLLING] * imp[0]
+                length = np.sqrt(r1 * r1 + r2 * r2)
+                if length > limit:
+                    r1 *= limit / length
+                    r2 *= limit / length
+                _angular_apply(row, ang, a, b, IA1, IB1, r1 - imp[3])
+                _angular_apply(row, ang, a, b, IA2, IB2, r2 - imp[4])
+                imp[3] = r1
+                imp[4] = r2
+            # spinning resistance, |lambda_s| <= mu_s * lambda_n
+            if row[SPINNING] > 0.0:
+                ws_ = _angular_velocity(row, ang, a, b, N_)
+                limit = row[SPINNING] * imp[0]
+                old = imp[5]
+                imp[5] = min(max(old - row[MASS_S] * ws_, -limit), limit)
+                _angular_apply(row, ang, a, b, IAS, IBS, imp[5] - old)
 
 
 @njit(**JIT)
-def solve_penetration(model, state, ws, n_contacts, iterations, h, baumgarte, slop):
+def apply_restitution(contact_a, contact_b, contact_row, contact_impulse, linear_velocity, angular_velocity,
+                      n_contacts, threshold):
+    """Bounce: contacts that pushed and were approaching faster than threshold leave at -e times that speed.
+
+    As in Box2D, this runs after the velocity iterations, from the approach
+    velocity measured before them, so a speculative contact that closes during
+    the substep bounces with the full impact speed.
+    """
+    for c in range(n_contacts):
+        row = contact_row[c]
+        imp = contact_impulse[c]
+        if row[APPROACH] > -threshold or imp[0] == 0.0 or row[RESTITUTION] == 0.0:
+            continue
+        a = contact_a[c]
+        b = contact_b[c]
+        vn = _row_velocity(row, linear_velocity, angular_velocity, a, b, N_, AN, BN)
+        old = imp[0]
+        imp[0] = max(old - row[MASS_N] * (vn + row[RESTITUTION] * row[APPROACH]), 0.0)
+        _row_apply(row, linear_velocity, angular_velocity, a, b, N_, IAN, IBN, imp[0] - old)
+
+
+@njit(**JIT)
+def solve_penetration(contact_a, contact_b, contact_row, contact_depth, contact_pseudo, pseudo_linear,
+                      pseudo_angular, n_contacts, iterations, h, baumgarte, slop):
     """Split impulses: push overlapping bodies apart through pseudo-velocities only."""
-    lin = ws.pseudo_linear
-    ang = ws.pseudo_angular
-    lin[:] = 0.0
-    ang[:] = 0.0
+    pseudo_linear[:] = 0.0
+    pseudo_angular[:] = 0.0
+    contact_pseudo[:n_contacts] = 0.0
     for _ in range(iterations):
         for c in range(n_contacts):
-            depth = ws.contact_depth[c]
+            depth = contact_depth[c]
             if depth <= slop:
                 continue
-            a = ws.contact_a[c]
-            b = ws.contact_b[c]
-            n = ws.contact_normal[c]
-            vx, vy, vz = _relative_velocity(model, state, ws, c, a, b, lin, ang)
-            vn = vx * n[0] + vy * n[1] + vz * n[2]
-            target = baumgarte * (depth - slop) / h
-            old = ws.contact_pseudo[c]
-            new = max(old - ws.contact_mass[c, 0] * (vn - target), 0.0)
-            ws.contact_pseudo[c] = new
-            dp = new - old
-            if dp != 0.0:
-                _apply_impulse(model, ws, c, a, b, dp * n[0], dp * n[1], dp * n[2], lin, ang)
+            a = contact_a[c]
+            b = contact_b[c]
+            row = contact_row[c]
+            vn = _row_velocity(row, pseudo_linear, pseudo_angular, a, b, N_, AN, BN)
+            old = contact_pseudo[c]
+            new = max(old - row[MASS_N] * (vn - baumgarte * (depth - slop) / h), 0.0)
+            contact_pseudo[c] = new
+            _row_apply(row, pseudo_linear, pseudo_angular, a, b, N_, IAN, IBN, new - old)
 
 
 @njit(**JIT)
-def store_impulses(state, ws, n_contacts):
+def store_impulses(contact_key, contact_normal, contact_row, contact_impulse, cache_key, cache_normal,
+                   cache_impulse, cache_count, n_contacts):
     """Contacts of this substep become the warm-start cache of the next (already sorted by key)."""
     for c in range(n_contacts):
-        state.cache_key[c] = ws.contact_key[c]
+        row = contact_row[c]
+        imp = contact_impulse[c]
+        cache_key[c] = contact_key[c]
+        out = cache_impulse[c]
+        out[0] = imp[0]
         for k in range(3):
-            state.cache_normal[c, k] = ws.contact_normal[c, k]
-        for k in range(8):
-            state.cache_impulse[c, k] = ws.contact_impulse[c, k]
-    state.cache_count[0] = n_contacts
+            cache_normal[c, k] = contact_normal[c, k]
+            out[1 + k] = imp[1] * row[T1 + k] + imp[2] * row[T2 + k]
+            out[4 + k] = imp[3] * row[T1 + k] + imp[4] * row[T2 + k]
+        out[7] = imp[5]
+    cache_count[0] = n_contacts

@@ -234,37 +234,61 @@ def ellipsoid_tube_depth(center, m, tube_center, axis, radius, out_point, out_no
 @njit(**JIT)
 def boxes_overlap(ca, ra, ha, cb, rb, hb):
     """Separating-axis test of two oriented boxes (centres, rotation columns as axes, half sizes)."""
-    # rotation of B in A's frame and translation in A's frame
-    rot = np.empty((3, 3))
-    absrot = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            rot[i, j] = ra[0, i] * rb[0, j] + ra[1, i] * rb[1, j] + ra[2, i] * rb[2, j]
-            absrot[i, j] = abs(rot[i, j]) + 1e-12
     dx = cb[0] - ca[0]
     dy = cb[1] - ca[1]
     dz = cb[2] - ca[2]
+    # B's axes and the centre offset in A's frame
+    r00 = ra[0, 0] * rb[0, 0] + ra[1, 0] * rb[1, 0] + ra[2, 0] * rb[2, 0]
+    r01 = ra[0, 0] * rb[0, 1] + ra[1, 0] * rb[1, 1] + ra[2, 0] * rb[2, 1]
+    r02 = ra[0, 0] * rb[0, 2] + ra[1, 0] * rb[1, 2] + ra[2, 0] * rb[2, 2]
+    r10 = ra[0, 1] * rb[0, 0] + ra[1, 1] * rb[1, 0] + ra[2, 1] * rb[2, 0]
+    r11 = ra[0, 1] * rb[0, 1] + ra[1, 1] * rb[1, 1] + ra[2, 1] * rb[2, 1]
+    r12 = ra[0, 1] * rb[0, 2] + ra[1, 1] * rb[1, 2] + ra[2, 1] * rb[2, 2]
+    r20 = ra[0, 2] * rb[0, 0] + ra[1, 2] * rb[1, 0] + ra[2, 2] * rb[2, 0]
+    r21 = ra[0, 2] * rb[0, 1] + ra[1, 2] * rb[1, 1] + ra[2, 2] * rb[2, 1]
+    r22 = ra[0, 2] * rb[0, 2] + ra[1, 2] * rb[1, 2] + ra[2, 2] * rb[2, 2]
+    eps = 1e-12
+    a00, a01, a02 = abs(r00) + eps, abs(r01) + eps, abs(r02) + eps
+    a10, a11, a12 = abs(r10) + eps, abs(r11) + eps, abs(r12) + eps
+    a20, a21, a22 = abs(r20) + eps, abs(r21) + eps, abs(r22) + eps
     t0 = dx * ra[0, 0] + dy * ra[1, 0] + dz * ra[2, 0]
     t1 = dx * ra[0, 1] + dy * ra[1, 1] + dz * ra[2, 1]
     t2 = dx * ra[0, 2] + dy * ra[1, 2] + dz * ra[2, 2]
-    t = (t0, t1, t2)
-    for i in range(3):
-        if abs(t[i]) > ha[i] + hb[0] * absrot[i, 0] + hb[1] * absrot[i, 1] + hb[2] * absrot[i, 2]:
-            return False
-    for j in range(3):
-        if abs(t0 * rot[0, j] + t1 * rot[1, j] + t2 * rot[2, j]) > (
-                ha[0] * absrot[0, j] + ha[1] * absrot[1, j] + ha[2] * absrot[2, j] + hb[j]):
-            return False
-    for i in range(3):
-        i1 = (i + 1) % 3
-        i2 = (i + 2) % 3
-        for j in range(3):
-            j1 = (j + 1) % 3
-            j2 = (j + 2) % 3
-            ra_ = ha[i1] * absrot[i2, j] + ha[i2] * absrot[i1, j]
-            rb_ = hb[j1] * absrot[i, j2] + hb[j2] * absrot[i, j1]
-            if abs(t[i2] * rot[i1, j] - t[i1] * rot[i2, j]) > ra_ + rb_:
-                return False
+    a0, a1, a2 = ha[0], ha[1], ha[2]
+    b0, b1, b2 = hb[0], hb[1], hb[2]
+    # A's face axes
+    if abs(t0) > a0 + b0 * a00 + b1 * a01 + b2 * a02:
+        return False
+    if abs(t1) > a1 + b0 * a10 + b1 * a11 + b2 * a12:
+        return False
+    if abs(t2) > a2 + b0 * a20 + b1 * a21 + b2 * a22:
+        return False
+    # B's face axes
+    if abs(t0 * r00 + t1 * r10 + t2 * r20) > a0 * a00 + a1 * a10 + a2 * a20 + b0:
+        return False
+    if abs(t0 * r01 + t1 * r11 + t2 * r21) > a0 * a01 + a1 * a11 + a2 * a21 + b1:
+        return False
+    if abs(t0 * r02 + t1 * r12 + t2 * r22) > a0 * a02 + a1 * a12 + a2 * a22 + b2:
+        return False
+    # edge-edge axes A_i x B_j
+    if abs(t2 * r10 - t1 * r20) > a1 * a20 + a2 * a10 + b1 * a02 + b2 * a01:
+        return False
+    if abs(t2 * r11 - t1 * r21) > a1 * a21 + a2 * a11 + b0 * a02 + b2 * a00:
+        return False
+    if abs(t2 * r12 - t1 * r22) > a1 * a22 + a2 * a12 + b0 * a01 + b1 * a00:
+        return False
+    if abs(t0 * r20 - t2 * r00) > a0 * a20 + a2 * a00 + b1 * a12 + b2 * a11:
+        return False
+    if abs(t0 * r21 - t2 * r01) > a0 * a21 + a2 * a01 + b0 * a12 + b2 * a10:
+        return False
+    if abs(t0 * r22 - t2 * r02) > a0 * a22 + a2 * a02 + b0 * a11 + b1 * a10:
+        return False
+    if abs(t1 * r00 - t0 * r10) > a0 * a10 + a1 * a00 + b1 * a22 + b2 * a21:
+        return False
+    if abs(t1 * r01 - t0 * r11) > a0 * a11 + a1 * a01 + b0 * a22 + b2 * a20:
+        return False
+    if abs(t1 * r02 - t0 * r12) > a0 * a12 + a1 * a02 + b0 * a21 + b1 * a20:
+        return False
     return True
 
 

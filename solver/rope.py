@@ -71,6 +71,9 @@ class RopeState(NamedTuple):
     work_rhs: np.ndarray
     work_seg_rot: np.ndarray
     work_seg_inv_inertia: np.ndarray
+    work_seg_node_jac: np.ndarray
+    work_seg_rot_jac: np.ndarray
+    work_seg_err: np.ndarray
     work_joint_err: np.ndarray
     work_joint_jac: np.ndarray
     work_att_lever: np.ndarray
@@ -350,7 +353,8 @@ def build_ropes(rope_specs, n_bodies=0, iterations=1, stretch_erp=1.0, attachmen
         node_position=positions, node_velocity=np.zeros((nn, 3)), seg_orientation=orientations,
         seg_angular_velocity=np.zeros((ns, 3)), clamp_orientation=clamp_orientation,
         work_band=np.zeros((nrows, BAND + 1)), work_rhs=np.zeros(nrows), work_seg_rot=np.zeros((ns, 3, 3)),
-        work_seg_inv_inertia=np.zeros((ns, 3, 3)), work_joint_err=np.zeros((nj, 3)),
+        work_seg_inv_inertia=np.zeros((ns, 3, 3)), work_seg_node_jac=np.zeros((ns, 3, 3)),
+        work_seg_rot_jac=np.zeros((ns, 3, 3)), work_seg_err=np.zeros((ns, 3)), work_joint_err=np.zeros((nj, 3)),
         work_joint_jac=np.zeros((nj, 3, 3)), work_att_lever=np.zeros((n_att, 3)),
         work_att_body_inv_inertia=np.zeros((n_att, 3, 3)), work_att_kb=np.zeros((n_att, 3, 3)),
         work_att_eff_mass=np.zeros((n_att, 3, 3)), work_att_split=np.zeros((n_att, 3, 3)),

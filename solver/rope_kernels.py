@@ -4,7 +4,7 @@ Unknowns per rope: node velocities v_i and segment angular velocities w_j (world
 Constraints, ordered along the rope so that the system matrix is banded:
 
     block 0        clamp joint at the start (inactive unless that end is clamped)
-    block 2j+1     stretch-shear S_j: (x_{j+1} - x_j)/l_j - d3_j = 0        (hard, 3 rows)
+    block 2j+1     stretch-shear S_j: d1.dx/l = d2.dx/l = 0, |dx|/l = 1      (hard, 3 rows; dx = x_{j+1} - x_j)
     block 2j       bend-twist joint between segment j-1 and j: Darboux - rest  (compliant, 3 rows)
     block 2m       clamp joint at the end
 
@@ -22,7 +22,7 @@ from numba import njit
 from .math3d import JIT, cross, quat_mul, quat_to_matrix, rotate_by_rotation_vector
 
 BAND = 8  # scalar half-bandwidth: blocks couple to blocks two away, 3 rows each -> 3*2+2
-S_REGULARISATION = 1e-9  # relative compliance on the hard stretch-shear rows (pinned neighbours make them singular)
+S_REGULARISATION = 1e-9  # relative compliance on hard rows that pins can make dependent
 
 
 # ----------------------------------------------------------------------------------------------
@@ -145,10 +145,59 @@ def _relative_rotation(qa, qb):
 
 @njit(**JIT)
 def _prepare_segments(model, state):
+    """Frames, world inverse inertia and the stretch-shear rows of every segment.
+
+    The three rows of S_j are written in a basis that keeps tension off the segment: two shear rows
+    d1 . dx / l = 0, d2 . dx / l = 0 (d3 along the chord; they couple the segment's rotation) and one stretch
+    row |dx| / l - 1 = 0 along the chord c (nodes only). A tension therefore pulls the nodes along the chord
+    and never twists a light segment, which keeps heavy loads on light ropes stable.
+    """
     rot = state.work_seg_rot
-    for s in range(model.seg_rest_length.shape[0]):
-        quat_to_matrix(state.seg_orientation[s], rot[s])
-        _world_inverse_inertia(rot[s], model.seg_inv_inertia[s], state.work_seg_inv_inertia[s])
+    for r in range(model.rope_radius.shape[0]):
+        n0 = model.rope_node_start[r]
+        s0 = model.rope_seg_start[r]
+        for s in range(s0, model.rope_seg_start[r + 1]):
+            quat_to_matrix(state.seg_orientation[s], rot[s])
+            _world_inverse_inertia(rot[s], model.seg_inv_inertia[s], state.work_seg_inv_inertia[s])
+            a = n0 + s - s0
+            inv_l = 1.0 / model.seg_rest_length[s]
+            dx = state.node_position[a + 1, 0] - state.node_position[a, 0]
+            dy = state.node_position[a + 1, 1] - state.node_position[a, 1]
+            dz = state.node_position[a + 1, 2] - state.node_position[a, 2]
+            length = math.sqrt(dx * dx + dy * dy + dz * dz)
+            node_jac = state.work_seg_node_jac[s]
+            rot_jac = state.work_seg_rot_jac[s]
+            for k in range(2):
+                ex = rot[s, 0, k]
+                ey = rot[s, 1, k]
+                ez = rot[s, 2, k]
+                node_jac[k, 0] = ex * inv_l
+                node_jac[k, 1] = ey * inv_l
+                node_jac[k, 2] = ez * inv_l
+                cx, cy, cz = cross(ex, ey, ez, dx, dy, dz)
+                rot_jac[k, 0] = cx * inv_l
+                rot_jac[k, 1] = cy * inv_l
+                rot_jac[k, 2] = cz * inv_l
+                state.work_seg_err[s, k] = (ex * dx + ey * dy + ez * dz) * inv_l
+            # the stretch row is left to the inextensibility projection (see _thomas_pass): an idle row here
+            node_jac[2, :] = 0.0
+            rot_jac[2, :] = 0.0
+            state.work_seg_err[s, 2] = 0.0
+
+
+@njit(**JIT)
+def _add_product(ab, r0, kp, kq, jp, w, jq, sign, block):
+    """Band-add sign * Jp W Jq^T at block position (kp, kq)."""
+    for i in range(3):
+        for k in range(3):
+            acc = 0.0
+            for l in range(3):
+                t = 0.0
+                for u in range(3):
+                    t += w[l, u] * jq[k, u]
+                acc += jp[i, l] * t
+            block[i, k] = sign * acc
+    _band_add(ab, r0, kp, kq, block)
 
 
 @njit(**JIT)
@@ -192,12 +241,53 @@ def _prepare_joints(model, state):
 
 
 @njit(**JIT)
+def _prepare_nodes(model, state, h):
+    """Inverse mass matrix of every node for the constraint solves, with geometric stiffness.
+
+    A tensioned segment resists sideways motion of its ends with the stiffness (T / l)(I - c c^T).
+    Solved explicitly, that stiffness makes a light rope under a heavy load blow up once
+    h sqrt(T / (m l)) > 2. Following Andrews, Teichmann and Kry (2017) the diagonal of its implicit
+    contribution, h^2 (T / l)(I - c c^T) with last substep's tension, is added to the node mass seen by
+    constraint impulses (not by gravity): sideways impulses on light nodes of a taut rope are damped, while
+    a rope swinging as a whole keeps its true inertia.
+    """
+    tmp = np.empty((3, 3))
+    for r in range(model.rope_radius.shape[0]):
+        n0 = model.rope_node_start[r]
+        s0 = model.rope_seg_start[r]
+        m = model.rope_seg_start[r + 1] - s0
+        for a in range(m + 1):
+            node = n0 + a
+            w = state.work_node_w[node]
+            if model.node_inv_mass[node] == 0.0:
+                w[:, :] = 0.0
+                continue
+            mass = model.node_mass[node]
+            for i in range(3):
+                for j in range(3):
+                    tmp[i, j] = mass if i == j else 0.0
+            for seg in range(s0 + max(a - 1, 0), s0 + min(a + 1, m)):
+                tension = state.seg_tension[seg]
+                if tension <= 0.0:
+                    continue
+                k = h * h * tension / model.seg_rest_length[seg]
+                cx = state.work_dir[seg, 0]
+                cy = state.work_dir[seg, 1]
+                cz = state.work_dir[seg, 2]
+                c = (cx, cy, cz)
+                for i in range(3):
+                    for j in range(3):
+                        tmp[i, j] += k * ((1.0 if i == j else 0.0) - c[i] * c[j])
+            _inverse3(tmp, w)
+
+
+@njit(**JIT)
 def _prepare_attachments(model, state, body_position, body_orientation, body_inv_mass, body_inv_inertia_local):
     """Lever arms and mass matrices of every attachment.
 
-    An attached node and its body move together at that point, so the rope solves use the combined
-    point inverse mass K = w_n (w_n I + K_b)^-1 K_b; an impulse P on the node is split into
-    P_b = w_n (w_n I + K_b)^-1 P for the body and K_b P_b for the node (equal point velocities).
+    An attached node (inverse mass W) and its body (point inverse mass K_b) move together at that point, so
+    the rope solves use their combined point inverse mass K = K_b (W + K_b)^-1 W; an impulse P on the node
+    is split into P_b = (W + K_b)^-1 W P for the body and K_b P_b for the node (equal point velocities).
     """
     rot = np.empty((3, 3))
     tmp = np.empty((3, 3))
@@ -214,32 +304,35 @@ def _prepare_attachments(model, state, body_position, body_orientation, body_inv
         kb = state.work_att_kb[a]
         _point_inverse_mass(body_inv_mass[b], state.work_att_body_inv_inertia[a],
                             state.work_att_lever[a, 0], state.work_att_lever[a, 1], state.work_att_lever[a, 2], kb)
-        wn = model.node_inv_mass[node]
+        wn = state.work_att_node_w[a]
+        wn[:, :] = state.work_node_w[node]
         for i in range(3):
             for j in range(3):
-                tmp[i, j] = kb[i, j] + (wn if i == j else 0.0)
-        ok = _inverse3(tmp, state.work_att_eff_mass[a])
-        if not ok:  # node pinned and body fixed: nothing can move
+                tmp[i, j] = kb[i, j] + wn[i, j]
+        if not _inverse3(tmp, state.work_att_eff_mass[a]):  # node pinned and body fixed: nothing can move
             state.work_att_eff_mass[a, :, :] = 0.0
-        for i in range(3):
-            for j in range(3):
-                state.work_att_split[a, i, j] = wn * state.work_att_eff_mass[a, i, j]
-        for i in range(3):
-            for j in range(3):
-                acc = 0.0
-                for k in range(3):
-                    acc += state.work_att_split[a, i, k] * kb[k, j]
-                state.work_node_inv_mass[a, i, j] = acc
+        _matmul3(state.work_att_eff_mass[a], wn, state.work_att_split[a])
+        _matmul3(kb, state.work_att_split[a], state.work_node_w[node])
+
+
+@njit(**JIT)
+def _matmul3(a, b, out):
+    for i in range(3):
+        for j in range(3):
+            acc = 0.0
+            for k in range(3):
+                acc += a[i, k] * b[k, j]
+            out[i, j] = acc
 
 
 @njit(**JIT)
 def _apply_node_impulse(model, state, node, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass):
     a = model.node_attachment[node]
     if a < 0:
-        w = model.node_inv_mass[node]
-        state.node_velocity[node, 0] += w * px
-        state.node_velocity[node, 1] += w * py
-        state.node_velocity[node, 2] += w * pz
+        w = state.work_node_w[node]
+        state.node_velocity[node, 0] += w[0, 0] * px + w[0, 1] * py + w[0, 2] * pz
+        state.node_velocity[node, 1] += w[1, 0] * px + w[1, 1] * py + w[1, 2] * pz
+        state.node_velocity[node, 2] += w[2, 0] * px + w[2, 1] * py + w[2, 2] * pz
         return
     split = state.work_att_split[a]
     bx = split[0, 0] * px + split[0, 1] * py + split[0, 2] * pz
@@ -268,11 +361,8 @@ def _apply_body_impulse(model, state, a, px, py, pz, body_linear_velocity, body_
 
 @njit(**JIT)
 def _node_inverse_mass_quadratic(model, state, node, ax, ay, az, bx, by, bz):
-    """a^T W b for the (possibly body-combined) inverse mass W of a node."""
-    att = model.node_attachment[node]
-    if att < 0:
-        return model.node_inv_mass[node] * (ax * bx + ay * by + az * bz)
-    w = state.work_node_inv_mass[att]
+    """a^T W b for the inverse mass W of a node (combined with its body when attached)."""
+    w = state.work_node_w[node]
     return (ax * (w[0, 0] * bx + w[0, 1] * by + w[0, 2] * bz)
             + ay * (w[1, 0] * bx + w[1, 1] * by + w[1, 2] * bz)
             + az * (w[2, 0] * bx + w[2, 1] * by + w[2, 2] * bz))
@@ -319,10 +409,10 @@ def _solve_attachments(model, state, h, body_position, body_linear_velocity, bod
         px = -(em[0, 0] * ex + em[0, 1] * ey + em[0, 2] * ez)
         py = -(em[1, 0] * ex + em[1, 1] * ey + em[1, 2] * ez)
         pz = -(em[2, 0] * ex + em[2, 1] * ey + em[2, 2] * ez)
-        wn = model.node_inv_mass[node]
-        state.node_velocity[node, 0] += wn * px
-        state.node_velocity[node, 1] += wn * py
-        state.node_velocity[node, 2] += wn * pz
+        wn = state.work_att_node_w[a]
+        state.node_velocity[node, 0] += wn[0, 0] * px + wn[0, 1] * py + wn[0, 2] * pz
+        state.node_velocity[node, 1] += wn[1, 0] * px + wn[1, 1] * py + wn[1, 2] * pz
+        state.node_velocity[node, 2] += wn[2, 0] * px + wn[2, 1] * py + wn[2, 2] * pz
         _apply_body_impulse(model, state, a, -px, -py, -pz, body_linear_velocity, body_angular_velocity, body_inv_mass)
 
 
@@ -342,51 +432,23 @@ def _assemble_rope_system(model, state, r, h):
     block = np.empty((3, 3))
     jac = np.empty((3, 3, 3))
     ks = np.empty(3, dtype=np.int64)
-    w3 = np.empty((3, 3))
-    # nodes: J = -I/l_a on S_a, +I/l_{a-1} on S_{a-1}
+    # nodes: J = +N_{a-1} on S_{a-1}, -N_a on S_a (N: the node rows of the stretch-shear block)
     for a in range(m + 1):
         node = n0 + a
-        att = model.node_attachment[node]
-        if att < 0:
-            wn = model.node_inv_mass[node]
-            if wn == 0.0:
-                continue
-            for i in range(3):
-                for j in range(3):
-                    w3[i, j] = wn if i == j else 0.0
-        else:
-            w3[:, :] = state.work_node_inv_mass[att]
-        for first in range(2):
-            ka = 2 * a - 1 if first == 0 else 2 * a + 1
-            if ka < 0 or ka > 2 * m - 1:
-                continue
-            sa = 1.0 / model.seg_rest_length[s0 + a - 1] if first == 0 else -1.0 / model.seg_rest_length[s0 + a]
-            for second in range(first, 2):
-                kb = 2 * a - 1 if second == 0 else 2 * a + 1
-                if kb < 0 or kb > 2 * m - 1:
-                    continue
-                sb = 1.0 / model.seg_rest_length[s0 + a - 1] if second == 0 else -1.0 / model.seg_rest_length[s0 + a]
-                for i in range(3):
-                    for j in range(3):
-                        block[i, j] = sa * sb * w3[i, j]
-                _band_add(ab, r0, ka, kb, block)
-    # segments: [d3]x on S_j, +G R_a^T on joint slot j (segment is the 'b' side), -G R_a^T on slot j+1
+        w3 = state.work_node_w[node]
+        if a > 0:
+            _add_product(ab, r0, 2 * a - 1, 2 * a - 1, state.work_seg_node_jac[s0 + a - 1], w3,
+                         state.work_seg_node_jac[s0 + a - 1], 1.0, block)
+        if a < m:
+            _add_product(ab, r0, 2 * a + 1, 2 * a + 1, state.work_seg_node_jac[s0 + a], w3,
+                         state.work_seg_node_jac[s0 + a], 1.0, block)
+        if 0 < a < m:
+            _add_product(ab, r0, 2 * a - 1, 2 * a + 1, state.work_seg_node_jac[s0 + a - 1], w3,
+                         state.work_seg_node_jac[s0 + a], -1.0, block)
+    # segments: shear rows on S_j, +G R_a^T on joint slot j (segment is the 'b' side), -G R_a^T on slot j+1
     for j in range(m):
         seg = s0 + j
-        iinv = state.work_seg_inv_inertia[seg]
-        nk = 0
-        d3x = state.work_seg_rot[seg, 0, 2]
-        d3y = state.work_seg_rot[seg, 1, 2]
-        d3z = state.work_seg_rot[seg, 2, 2]
-        jac[0, 0, 0] = 0.0
-        jac[0, 0, 1] = -d3z
-        jac[0, 0, 2] = d3y
-        jac[0, 1, 0] = d3z
-        jac[0, 1, 1] = 0.0
-        jac[0, 1, 2] = -d3x
-        jac[0, 2, 0] = -d3y
-        jac[0, 2, 1] = d3x
-        jac[0, 2, 2] = 0.0
+        jac[0, :, :] = state.work_seg_rot_jac[seg]
         ks[0] = 2 * j + 1
         nk = 1
         if model.joint_active[j0 + j] != 0:
@@ -401,16 +463,7 @@ def _assemble_rope_system(model, state, r, h):
             nk += 1
         for p in range(nk):
             for q in range(p, nk):
-                for i in range(3):
-                    for k in range(3):
-                        acc = 0.0
-                        for l in range(3):
-                            t = 0.0
-                            for u in range(3):
-                                t += iinv[l, u] * jac[q, k, u]
-                            acc += jac[p, i, l] * t
-                        block[i, k] = acc
-                _band_add(ab, r0, ks[p], ks[q], block)
+                _add_product(ab, r0, ks[p], ks[q], jac[p], state.work_seg_inv_inertia[seg], jac[q], 1.0, block)
     # compliance of joints (implicit Euler: 1 / (h^2 k + h c)), regularisation of stretch-shear rows
     for slot in range(m + 1):
         jt = j0 + slot
@@ -424,12 +477,13 @@ def _assemble_rope_system(model, state, r, h):
             ab[r0 + base + c, 0] += 1.0 / (h * h * k + h * model.joint_damping[jt] * k)
     for j in range(m):
         base = 3 * (2 * j + 1)
-        trace = ab[r0 + base, 0] + ab[r0 + base + 1, 0] + ab[r0 + base + 2, 0]
+        trace = ab[r0 + base, 0] + ab[r0 + base + 1, 0]
+        ab[r0 + base + 2, 0] = 1.0  # idle stretch row
         if trace == 0.0:
-            for c in range(3):
+            for c in range(2):
                 ab[r0 + base + c, 0] = 1.0
         else:
-            for c in range(3):
+            for c in range(2):
                 ab[r0 + base + c, 0] += S_REGULARISATION * trace
     _band_factor(ab, r0, nrows)
 
@@ -446,21 +500,19 @@ def _rope_rhs(model, state, r, h):
     beta = model.stretch_erp / h
     for j in range(m):
         seg = s0 + j
-        inv_l = 1.0 / model.seg_rest_length[seg]
-        d3x = state.work_seg_rot[seg, 0, 2]
-        d3y = state.work_seg_rot[seg, 1, 2]
-        d3z = state.work_seg_rot[seg, 2, 2]
-        cx, cy, cz = cross(d3x, d3y, d3z, state.seg_angular_velocity[seg, 0], state.seg_angular_velocity[seg, 1],
-                           state.seg_angular_velocity[seg, 2])
-        base = r0 + 3 * (2 * j + 1)
         a = n0 + j
-        b = a + 1
-        rhs[base + 0] = -((state.node_velocity[b, 0] - state.node_velocity[a, 0]) * inv_l + cx) - beta * (
-            (state.node_position[b, 0] - state.node_position[a, 0]) * inv_l - d3x)
-        rhs[base + 1] = -((state.node_velocity[b, 1] - state.node_velocity[a, 1]) * inv_l + cy) - beta * (
-            (state.node_position[b, 1] - state.node_position[a, 1]) * inv_l - d3y)
-        rhs[base + 2] = -((state.node_velocity[b, 2] - state.node_velocity[a, 2]) * inv_l + cz) - beta * (
-            (state.node_position[b, 2] - state.node_position[a, 2]) * inv_l - d3z)
+        nj = state.work_seg_node_jac[seg]
+        rj = state.work_seg_rot_jac[seg]
+        dvx = state.node_velocity[a + 1, 0] - state.node_velocity[a, 0]
+        dvy = state.node_velocity[a + 1, 1] - state.node_velocity[a, 1]
+        dvz = state.node_velocity[a + 1, 2] - state.node_velocity[a, 2]
+        wx = state.seg_angular_velocity[seg, 0]
+        wy = state.seg_angular_velocity[seg, 1]
+        wz = state.seg_angular_velocity[seg, 2]
+        base = r0 + 3 * (2 * j + 1)
+        for c in range(3):
+            rate = nj[c, 0] * dvx + nj[c, 1] * dvy + nj[c, 2] * dvz + rj[c, 0] * wx + rj[c, 1] * wy + rj[c, 2] * wz
+            rhs[base + c] = -rate - beta * state.work_seg_err[seg, c]
     for slot in range(m + 1):
         jt = j0 + slot
         base = r0 + 3 * (2 * slot)
@@ -499,25 +551,26 @@ def _apply_rope_impulses(model, state, r, body_linear_velocity, body_angular_vel
         px = 0.0
         py = 0.0
         pz = 0.0
-        if a > 0:
-            inv_l = 1.0 / model.seg_rest_length[s0 + a - 1]
+        if a > 0:  # + N_{a-1}^T lambda_{S_{a-1}}
+            nj = state.work_seg_node_jac[s0 + a - 1]
             base = r0 + 3 * (2 * a - 1)
-            px += lam[base] * inv_l
-            py += lam[base + 1] * inv_l
-            pz += lam[base + 2] * inv_l
-        if a < m:
-            inv_l = 1.0 / model.seg_rest_length[s0 + a]
+            px += nj[0, 0] * lam[base] + nj[1, 0] * lam[base + 1] + nj[2, 0] * lam[base + 2]
+            py += nj[0, 1] * lam[base] + nj[1, 1] * lam[base + 1] + nj[2, 1] * lam[base + 2]
+            pz += nj[0, 2] * lam[base] + nj[1, 2] * lam[base + 1] + nj[2, 2] * lam[base + 2]
+        if a < m:  # - N_a^T lambda_{S_a}
+            nj = state.work_seg_node_jac[s0 + a]
             base = r0 + 3 * (2 * a + 1)
-            px -= lam[base] * inv_l
-            py -= lam[base + 1] * inv_l
-            pz -= lam[base + 2] * inv_l
+            px -= nj[0, 0] * lam[base] + nj[1, 0] * lam[base + 1] + nj[2, 0] * lam[base + 2]
+            py -= nj[0, 1] * lam[base] + nj[1, 1] * lam[base + 1] + nj[2, 1] * lam[base + 2]
+            pz -= nj[0, 2] * lam[base] + nj[1, 2] * lam[base + 1] + nj[2, 2] * lam[base + 2]
         _apply_node_impulse(model, state, n0 + a, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass)
     for j in range(m):
         seg = s0 + j
         base = r0 + 3 * (2 * j + 1)
-        # [d3]x^T lambda = lambda x d3
-        tx, ty, tz = cross(lam[base], lam[base + 1], lam[base + 2],
-                           state.work_seg_rot[seg, 0, 2], state.work_seg_rot[seg, 1, 2], state.work_seg_rot[seg, 2, 2])
+        rj = state.work_seg_rot_jac[seg]
+        tx = rj[0, 0] * lam[base] + rj[1, 0] * lam[base + 1]
+        ty = rj[0, 1] * lam[base] + rj[1, 1] * lam[base + 1]
+        tz = rj[0, 2] * lam[base] + rj[1, 2] * lam[base + 1]
         if model.joint_active[j0 + j] != 0:
             g = state.work_joint_jac[j0 + j]
             jb = r0 + 3 * (2 * j)
@@ -582,8 +635,10 @@ def _thomas_pass(model, state, r, h, predicted, erp, body_linear_velocity, body_
         ux = direction[seg, 0]
         uy = direction[seg, 1]
         uz = direction[seg, 2]
-        diag[seg] = (_node_inverse_mass_quadratic(model, state, a, ux, uy, uz, ux, uy, uz)
-                     + _node_inverse_mass_quadratic(model, state, a + 1, ux, uy, uz, ux, uy, uz))
+        # a taut straight rope between two pins has dependent rows: a relative compliance keeps pivots positive
+        diag[seg] = (1.0 + S_REGULARISATION) * (
+            _node_inverse_mass_quadratic(model, state, a, ux, uy, uz, ux, uy, uz)
+            + _node_inverse_mass_quadratic(model, state, a + 1, ux, uy, uz, ux, uy, uz))
         if j + 1 < m:
             off[seg] = -_node_inverse_mass_quadratic(model, state, a + 1, ux, uy, uz, direction[seg + 1, 0],
                                                      direction[seg + 1, 1], direction[seg + 1, 2])
@@ -659,7 +714,6 @@ def rope_substep(rope_model, rope_state, h, gravity, body_position, body_orienta
             _band_solve(state.work_band, r0, model.rope_row_start[r + 1] - r0, state.work_rhs)
             _apply_rope_impulses(model, state, r, body_linear_velocity, body_angular_velocity, body_inv_mass)
     for r in range(n_ropes):
-        _thomas_pass(model, state, r, h, False, 1.0, body_linear_velocity, body_angular_velocity, body_inv_mass)
         for it in range(model.length_iterations):
             worst = _thomas_pass(model, state, r, h, True, model.length_erp, body_linear_velocity,
                                  body_angular_velocity, body_inv_mass)

@@ -11,7 +11,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-# contact impulse layout: normal, friction vector (3), rolling vector (3), spinning
+from .contact_solver import ROW_WIDTH
+
+# cached impulse layout (world frame): normal, friction vector (3), rolling vector (3), spinning
 IMPULSE_WIDTH = 8
 
 
@@ -47,14 +49,9 @@ class Workspace(NamedTuple):
     contact_normal: np.ndarray    # (C, 3) from A to B
     contact_point: np.ndarray     # (C, 3)
     contact_depth: np.ndarray     # (C,)
-    contact_impulse: np.ndarray   # (C, IMPULSE_WIDTH) accumulated impulses
+    contact_impulse: np.ndarray   # (C, 6) accumulated impulses along this substep's frame
     contact_pseudo: np.ndarray    # (C,) accumulated split impulse
-    contact_ra: np.ndarray        # (C, 3)
-    contact_rb: np.ndarray        # (C, 3)
-    contact_tangent: np.ndarray   # (C, 6) t1, t2
-    contact_mass: np.ndarray      # (C, 6) effective masses: normal, t1, t2, roll1, roll2, spin
-    contact_target: np.ndarray    # (C,) target normal velocity
-    contact_coeff: np.ndarray     # (C, 4) friction, rolling, spinning, restitution
+    contact_row: np.ndarray       # (C, ROW_WIDTH) Jacobians, masses, targets (see contact_solver)
     counters: np.ndarray          # (4,) int64: pairs, contacts, overflow flag, diverged body
     phase_seconds: np.ndarray     # (N_PHASES,)
     clock: np.ndarray             # (1,) scratch
@@ -111,8 +108,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         contact_a=np.zeros(c, dtype=np.int64), contact_b=np.zeros(c, dtype=np.int64),
         contact_key=np.zeros(c, dtype=np.int64), contact_normal=np.zeros((c, 3)),
         contact_point=np.zeros((c, 3)), contact_depth=np.zeros(c),
-        contact_impulse=np.zeros((c, IMPULSE_WIDTH)), contact_pseudo=np.zeros(c),
-        contact_ra=np.zeros((c, 3)), contact_rb=np.zeros((c, 3)), contact_tangent=np.zeros((c, 6)),
-        contact_mass=np.zeros((c, 6)), contact_target=np.zeros(c), contact_coeff=np.zeros((c, 4)),
+        contact_impulse=np.zeros((c, 6)), contact_pseudo=np.zeros(c),
+        contact_row=np.zeros((c, ROW_WIDTH)),
         counters=np.zeros(4, dtype=np.int64), phase_seconds=np.zeros(n_phases), clock=np.zeros(1),
     )

@@ -19,7 +19,7 @@ from numba import njit
 
 from .broadphase import find_pairs
 from .collision import collide
-from .contact_solver import prepare_contacts, solve_penetration, solve_velocities, store_impulses, warm_start
+from .contact_solver import apply_restitution, prepare_contacts, solve_penetration, solve_velocities, store_impulses, warm_start
 from .integrate import first_non_finite_body, integrate_positions, predict_velocities, update_body_frames
 from .math3d import JIT
 
@@ -66,12 +66,23 @@ def run_substeps(model, state, ws, settings, h, substeps):
         if n_contacts < 0:
             return CONTACT_OVERFLOW
         t3 = _clock()
-        prepare_contacts(model, state, ws, n_contacts, h, settings.restitution_threshold)
-        warm_start(model, state, ws, n_contacts)
-        solve_velocities(model, state, ws, n_contacts, settings.iterations)
-        solve_penetration(model, state, ws, n_contacts, settings.position_iterations, h,
+        prepare_contacts(ws.contact_a, ws.contact_b, ws.contact_normal, ws.contact_point, ws.contact_depth,
+                         ws.contact_row, state.position, state.linear_velocity, state.angular_velocity,
+                         model.inv_mass, ws.inv_inertia_world, model.body_material, model.static_material,
+                         model.material_friction, model.material_rolling, model.material_spinning,
+                         model.material_restitution, n_contacts, h)
+        warm_start(ws.contact_key, ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_impulse,
+                   state.cache_key, state.cache_impulse, state.cache_count[0], state.linear_velocity,
+                   state.angular_velocity, n_contacts)
+        solve_velocities(ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_impulse, state.linear_velocity,
+                         state.angular_velocity, n_contacts, settings.iterations)
+        apply_restitution(ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_impulse, state.linear_velocity,
+                          state.angular_velocity, n_contacts, settings.restitution_threshold)
+        solve_penetration(ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_depth, ws.contact_pseudo,
+                          ws.pseudo_linear, ws.pseudo_angular, n_contacts, settings.position_iterations, h,
                           settings.baumgarte, settings.slop)
-        store_impulses(state, ws, n_contacts)
+        store_impulses(ws.contact_key, ws.contact_normal, ws.contact_row, ws.contact_impulse, state.cache_key,
+                       state.cache_normal, state.cache_impulse, state.cache_count, n_contacts)
         t4 = _clock()
         # ROPE HOOK: rope substep (internal constraints, pins, attachments, rope contacts)
         t5 = _clock()

@@ -1,0 +1,137 @@
+"""Single-contact mechanics against closed-form rigid-body results.
+
+Tolerances: with one smooth contact the solver's constraints are satisfied to
+round-off after warm starting, so the remaining errors are the substep
+(h = 1/2400 s here: an event can be late by one substep, and an impact speed
+is off by at most g h) and the contact point sitting at half the resting
+overlap (about 0.2% of the radius at most). Each tolerance below says which
+of these it covers.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import solver
+
+G = 9.81
+FPS, SUBSTEPS = 240, 10
+H = 1.0 / (FPS * SUBSTEPS)
+
+
+def incline_scene(angle, friction, radius=0.1):
+    """A sphere resting on a plane tilted by ``angle`` about the y axis (downhill is +x')."""
+    scene = solver.Scene(gravity=(0.0, 0.0, -G))
+    material = solver.Material(friction=friction)
+    normal = np.array([math.sin(angle), 0.0, math.cos(angle)])
+    scene.add_plane(point=(0, 0, 0), normal=normal, material=material)
+    scene.add_ellipsoid((radius,) * 3, position=normal * radius, material=material)
+    downhill = np.array([math.cos(angle), 0.0, -math.sin(angle)])
+    return scene, downhill
+
+
+@pytest.mark.parametrize("angle_deg, friction", [(20.0, 0.3), (35.0, 0.25), (10.0, 0.05), (40.0, 0.1)])
+def test_sphere_on_incline_rolls_or_slides(angle_deg, friction):
+    angle = math.radians(angle_deg)
+    scene, downhill = incline_scene(angle, friction)
+    sim = solver.Simulation(scene)
+    duration = 0.5
+    recording = sim.run(frames=int(duration * FPS) + 1, fps=FPS, substeps=SUBSTEPS)
+    speed = float(sim.state.linear_velocity[0] @ downhill)
+    rolls = math.tan(angle) < 3.5 * friction
+    if rolls:
+        expected = 5.0 / 7.0 * G * math.sin(angle)
+    else:
+        expected = G * (math.sin(angle) - friction * math.cos(angle))
+    # semi-implicit Euler reproduces v = a t exactly for constant a; 0.5% covers the lever-arm offset
+    assert speed / duration == pytest.approx(expected, rel=5e-3)
+    # slip speed of the contact point: zero when rolling, g t (sin - 3.5 mu cos) when sliding
+    omega = sim.state.angular_velocity[0]
+    contact_offset = -0.1 * np.array([math.sin(angle), 0.0, math.cos(angle)])
+    slip = float((sim.state.linear_velocity[0] + np.cross(omega, contact_offset)) @ downhill)
+    expected_slip = 0.0 if rolls else G * duration * (math.sin(angle) - 3.5 * friction * math.cos(angle))
+    assert slip == pytest.approx(expected_slip, abs=5e-3 * speed)
+    # it never leaves the plane or sinks into it
+    heights = recording.body_poses[:, 0, :3] @ np.array([math.sin(angle), 0.0, math.cos(angle)])
+    assert np.all(np.abs(heights - 0.1) < 0.002 * 0.1)
+
+
+@pytest.mark.parametrize("v0, friction", [(2.0, 0.2), (1.0, 0.5)])
+def test_sliding_sphere_starts_rolling_at_two_sevenths(v0, friction):
+    radius = 0.05
+    scene = solver.Scene(gravity=(0.0, 0.0, -G))
+    material = solver.Material(friction=friction)
+    scene.add_plane(material=material)
+    scene.add_ellipsoid((radius,) * 3, position=(0, 0, radius), velocity=(v0, 0, 0), material=material)
+    sim = solver.Simulation(scene, dt=H)
+    t_roll = 2.0 * v0 / (7.0 * friction * G)
+    rolling_since = None
+    for step in range(int(2.0 * t_roll / H)):
+        sim.step()
+        slip = sim.state.linear_velocity[0, 0] - radius * sim.state.angular_velocity[0, 1]
+        if rolling_since is None and abs(slip) < 1e-6 * v0:
+            rolling_since = (step + 1) * H
+    assert rolling_since is not None
+    # the transition happens within one substep of the closed form
+    assert abs(rolling_since - t_roll) <= 1.5 * H
+    assert sim.state.linear_velocity[0, 0] == pytest.approx(5.0 * v0 / 7.0, rel=1e-3)
+
+
+@pytest.mark.parametrize("restitution", [0.3, 0.6, 0.9])
+def test_rebound_height_is_e_squared_h(restitution):
+    radius, drop = 0.05, 1.0
+    scene = solver.Scene(gravity=(0.0, 0.0, -G))
+    material = solver.Material(friction=0.5, restitution=restitution)
+    scene.add_plane(material=material)
+    scene.add_ellipsoid((radius,) * 3, position=(0, 0, radius + drop), material=material)
+    sim = solver.Simulation(scene, dt=H)
+    heights, energies = [], []
+    mass = sim.model.mass[0]
+    for _ in range(int(1.6 / H)):
+        sim.step()
+        z = sim.state.position[0, 2]
+        v = sim.state.linear_velocity[0]
+        heights.append(z - radius)
+        energies.append(0.5 * mass * v @ v + mass * G * z)
+    heights = np.array(heights)
+    impact = int(np.argmin(heights[: int(0.6 / H)]))
+    apex = heights[impact:].max()
+    # impact speed is off by at most g h (relative 2 g h / v ~ 0.2% in height); 1% covers it
+    assert apex == pytest.approx(restitution ** 2 * drop, rel=1e-2)
+    # total energy never rises (round-off allowance only)
+    assert np.all(np.diff(energies) <= 1e-9 * energies[0])
+
+
+def test_rolling_resistance_decelerates_at_five_sevenths_g_arm_over_radius():
+    radius, v0, arm = 0.1, 1.0, 0.002
+    scene = solver.Scene(gravity=(0.0, 0.0, -G))
+    material = solver.Material(friction=0.8, rolling_friction=arm)
+    scene.add_plane(material=material)
+    scene.add_ellipsoid((radius,) * 3, position=(0, 0, radius), velocity=(v0, 0, 0),
+                        angular_velocity=(0, v0 / radius, 0), material=material)
+    sim = solver.Simulation(scene, dt=H)
+    duration = 1.0
+    sim.step(int(duration / H))
+    deceleration = (v0 - sim.state.linear_velocity[0, 0]) / duration
+    expected = 5.0 / 7.0 * G * arm / radius  # documented in solver.Material
+    assert deceleration == pytest.approx(expected, rel=5e-3)
+    # still rolling without slip
+    slip = sim.state.linear_velocity[0, 0] - radius * sim.state.angular_velocity[0, 1]
+    assert abs(slip) < 1e-4 * v0
+
+
+def test_spinning_friction_decays_spin_linearly():
+    radius, spin0, arm = 0.1, 20.0, 0.001
+    scene = solver.Scene(gravity=(0.0, 0.0, -G))
+    material = solver.Material(friction=0.5, spinning_friction=arm)
+    scene.add_plane(material=material)
+    scene.add_ellipsoid((radius,) * 3, position=(0, 0, radius), angular_velocity=(0, 0, spin0), material=material)
+    sim = solver.Simulation(scene, dt=H)
+    mass = sim.model.mass[0]
+    inertia = 0.4 * mass * radius ** 2
+    rate = arm * mass * G / inertia  # torque mu_s N over I
+    duration = 0.5 * spin0 / rate
+    sim.step(int(round(duration / H)))
+    assert sim.state.angular_velocity[0, 2] == pytest.approx(spin0 - rate * duration, rel=5e-3)
+    sim.step(int(round(duration / H)) + 200)
+    assert abs(sim.state.angular_velocity[0, 2]) < 1e-6 * spin0  # stops, never reverses
