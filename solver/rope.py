@@ -67,6 +67,7 @@ class RopeState(NamedTuple):
     seg_orientation: np.ndarray      # (Ns, 4) w, x, y, z; third axis = tangent
     seg_angular_velocity: np.ndarray  # (Ns, 3) world frame
     clamp_orientation: np.ndarray    # (R, 2, 4) frames of the clamps at the start / end node
+    seg_tension: np.ndarray          # (Ns,) tension of the last substep, N
     work_band: np.ndarray
     work_rhs: np.ndarray
     work_seg_rot: np.ndarray
@@ -81,7 +82,8 @@ class RopeState(NamedTuple):
     work_att_kb: np.ndarray
     work_att_eff_mass: np.ndarray
     work_att_split: np.ndarray
-    work_node_inv_mass: np.ndarray
+    work_att_node_w: np.ndarray
+    work_node_w: np.ndarray
     work_dir: np.ndarray
     work_tri_diag: np.ndarray
     work_tri_off: np.ndarray
@@ -351,14 +353,14 @@ def build_ropes(rope_specs, n_bodies=0, iterations=1, stretch_erp=1.0, attachmen
         length_tolerance=float(length_tolerance))
     state = RopeState(
         node_position=positions, node_velocity=np.zeros((nn, 3)), seg_orientation=orientations,
-        seg_angular_velocity=np.zeros((ns, 3)), clamp_orientation=clamp_orientation,
+        seg_angular_velocity=np.zeros((ns, 3)), clamp_orientation=clamp_orientation, seg_tension=np.zeros(ns),
         work_band=np.zeros((nrows, BAND + 1)), work_rhs=np.zeros(nrows), work_seg_rot=np.zeros((ns, 3, 3)),
         work_seg_inv_inertia=np.zeros((ns, 3, 3)), work_seg_node_jac=np.zeros((ns, 3, 3)),
         work_seg_rot_jac=np.zeros((ns, 3, 3)), work_seg_err=np.zeros((ns, 3)), work_joint_err=np.zeros((nj, 3)),
         work_joint_jac=np.zeros((nj, 3, 3)), work_att_lever=np.zeros((n_att, 3)),
         work_att_body_inv_inertia=np.zeros((n_att, 3, 3)), work_att_kb=np.zeros((n_att, 3, 3)),
         work_att_eff_mass=np.zeros((n_att, 3, 3)), work_att_split=np.zeros((n_att, 3, 3)),
-        work_node_inv_mass=np.zeros((n_att, 3, 3)), work_dir=np.zeros((ns, 3)), work_tri_diag=np.zeros(ns),
+        work_att_node_w=np.zeros((n_att, 3, 3)), work_node_w=np.zeros((nn, 3, 3)), work_dir=np.zeros((ns, 3)), work_tri_diag=np.zeros(ns),
         work_tri_off=np.zeros(ns), work_tri_rhs=np.zeros(ns))
     return model, state
 

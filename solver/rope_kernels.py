@@ -165,6 +165,9 @@ def _prepare_segments(model, state):
             dy = state.node_position[a + 1, 1] - state.node_position[a, 1]
             dz = state.node_position[a + 1, 2] - state.node_position[a, 2]
             length = math.sqrt(dx * dx + dy * dy + dz * dz)
+            state.work_dir[s, 0] = dx / length
+            state.work_dir[s, 1] = dy / length
+            state.work_dir[s, 2] = dz / length
             node_jac = state.work_seg_node_jac[s]
             rot_jac = state.work_seg_rot_jac[s]
             for k in range(2):
@@ -659,6 +662,9 @@ def _thomas_pass(model, state, r, h, predicted, erp, body_linear_velocity, body_
     for j in range(m - 2, -1, -1):
         seg = s0 + j
         rhs[seg] = (rhs[seg] - off[seg] * rhs[seg + 1]) / diag[seg]
+    # a negative lambda pulls the two ends together: tension
+    for j in range(m):
+        state.seg_tension[s0 + j] -= rhs[s0 + j] / h
     # node impulse: +lambda_{j-1} u_{j-1} - lambda_j u_j
     for a in range(m + 1):
         px = 0.0
@@ -702,6 +708,7 @@ def rope_substep(rope_model, rope_state, h, gravity, body_position, body_orienta
         return
     _predict_velocities(model, state, h, gravity)
     _prepare_segments(model, state)
+    _prepare_nodes(model, state, h)
     _prepare_joints(model, state)
     _prepare_attachments(model, state, body_position, body_orientation, body_inv_mass, body_inv_inertia_local)
     for r in range(n_ropes):
@@ -713,7 +720,9 @@ def rope_substep(rope_model, rope_state, h, gravity, body_position, body_orienta
             _rope_rhs(model, state, r, h)
             _band_solve(state.work_band, r0, model.rope_row_start[r + 1] - r0, state.work_rhs)
             _apply_rope_impulses(model, state, r, body_linear_velocity, body_angular_velocity, body_inv_mass)
+    state.seg_tension[:] = 0.0
     for r in range(n_ropes):
+        _thomas_pass(model, state, r, h, False, 1.0, body_linear_velocity, body_angular_velocity, body_inv_mass)
         for it in range(model.length_iterations):
             worst = _thomas_pass(model, state, r, h, True, model.length_erp, body_linear_velocity,
                                  body_angular_velocity, body_inv_mass)

@@ -1,0 +1,122 @@
+"""Multi-body behaviour: rest poses, stacking, piles, momentum conservation."""
+import math
+
+import numpy as np
+import pytest
+
+import solver
+from solver.math3d import quat_to_matrix_np
+
+G = 9.81
+
+
+def axis_angle(axis, angle):
+    axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    return np.concatenate([[math.cos(angle / 2)], math.sin(angle / 2) * axis])
+
+
+@pytest.mark.parametrize("tilt_axis, tilt_deg", [((1, 0, 0), 35.0), ((0, 1, 0), 60.0), ((1, 1, 0), 80.0)])
+def test_ellipsoid_comes_to_rest_in_minimum_potential_pose(tilt_axis, tilt_deg):
+    axes = (0.08, 0.05, 0.03)  # lowest centre of mass: shortest axis vertical, centre at 0.03
+    scene = solver.Scene(gravity=(0, 0, -G))
+    # rolling and spinning resistance dissipate rocking and spin (a rigid plane alone loses no energy)
+    arm = 0.0005
+    material = solver.Material(friction=0.6, rolling_friction=arm, spinning_friction=arm)
+    scene.add_plane(material=material)
+    q = axis_angle(tilt_axis, math.radians(tilt_deg))
+    rotation = quat_to_matrix_np(q)
+    lowest = math.sqrt(sum((rotation[2, k] * axes[k]) ** 2 for k in range(3)))
+    scene.add_ellipsoid(axes, position=(0, 0, lowest + 0.005), orientation=q, material=material)
+    sim = solver.Simulation(scene)
+    sim.run(frames=12 * 60, fps=60, substeps=10)
+    short_axis = quat_to_matrix_np(sim.state.orientation[0])[:, 2]
+    # resting overlap is below the slop (0.2% of the smallest semi-axis) plus solver round-off
+    assert sim.state.position[0, 2] == pytest.approx(axes[2], abs=0.003 * axes[2])
+    # rolling resistance can hold a residual tilt phi where m g (rho - c) phi <= arm m g, with rho = b^2 / c
+    # the smallest radius of curvature at the pole
+    max_tilt = arm / (axes[1] ** 2 / axes[2] - axes[2])
+    assert abs(short_axis[2]) > math.cos(max_tilt)
+    assert sim.stats["kinetic_energy"] < 1e-8
+
+
+def test_column_of_ten_ellipsoids_stands_for_ten_seconds():
+    axes = (0.05, 0.04, 0.02)
+    scene = solver.Scene(gravity=(0, 0, -G))
+    material = solver.Material(friction=0.5)
+    scene.add_plane(material=material)
+    rng = np.random.default_rng(3)
+    for k in range(10):
+        yaw = axis_angle((0, 0, 1), rng.uniform(0, 2 * math.pi))
+        scene.add_ellipsoid(axes, position=(0, 0, axes[2] * (2 * k + 1)), orientation=yaw, material=material)
+    sim = solver.Simulation(scene)
+    start = sim.state.position.copy()
+    sim.run(frames=10 * 60 + 1, fps=60, substeps=10)
+    drift = np.linalg.norm(sim.state.position - start, axis=1)
+    assert drift.max() < 1e-3
+    assert np.all(np.isfinite(sim.state.position))
+
+
+def test_free_collisions_conserve_momentum():
+    scene = solver.Scene(gravity=(0, 0, 0))
+    material = solver.Material(friction=0.7, rolling_friction=0.001, spinning_friction=0.001, restitution=0.4)
+    rng = np.random.default_rng(11)
+    for k in range(6):
+        q = rng.normal(size=4)
+        scene.add_ellipsoid(rng.uniform(0.03, 0.08, 3), position=(0.25 * k, 0.02 * rng.normal(), 0.02 * rng.normal()),
+                            orientation=q / np.linalg.norm(q), velocity=(-1.0 if k % 2 else 1.0, 0.1 * rng.normal(), 0),
+                            angular_velocity=rng.normal(size=3) * 5, density=rng.uniform(500, 3000), material=material)
+    sim = solver.Simulation(scene, dt=1 / 2400)
+
+    def momenta():
+        mass = sim.model.mass[:, None]
+        linear = (mass * sim.state.linear_velocity).sum(axis=0)
+        angular = np.cross(sim.state.position, mass * sim.state.linear_velocity).sum(axis=0)
+        for i in range(sim.model.n_bodies):
+            rotation = quat_to_matrix_np(sim.state.orientation[i])
+            inertia = rotation @ np.diag(sim.model.inertia_local[i]) @ rotation.T
+            angular += inertia @ sim.state.angular_velocity[i]
+        return linear, angular
+
+    linear0, angular0 = momenta()
+    touched = 0
+    for _ in range(1200):
+        sim.step()
+        touched = max(touched, sim.stats["contacts"])
+    linear1, angular1 = momenta()
+    assert touched > 0  # the bodies really collided
+    scale_linear = np.abs(sim.model.mass[:, None] * sim.state.linear_velocity).sum()
+    assert np.abs(linear1 - linear0).max() < 1e-9 * scale_linear
+    assert np.abs(angular1 - angular0).max() < 1e-9 * max(np.abs(angular0).max(), 1.0)
+
+
+def build_pile(n, seed=0):
+    """n ellipsoids (semi-axes in [0.02, 0.05] m) on a grid above an open box just wide enough."""
+    rng = np.random.default_rng(seed)
+    scene = solver.Scene(gravity=(0, 0, -G))
+    material = solver.Material(friction=0.5)
+    per_side = int(math.ceil(math.sqrt(n / 4)))
+    spacing = 0.105
+    half = 0.5 * per_side * spacing
+    scene.add_box_container(center=(0, 0, 0.5), half_extents=(half, half, 0.5), material=material)
+    for k in range(n):
+        ix, iy, iz = k % per_side, (k // per_side) % per_side, k // (per_side * per_side)
+        q = rng.normal(size=4)
+        scene.add_ellipsoid(rng.uniform(0.02, 0.05, 3),
+                            position=((ix + 0.5) * spacing - half, (iy + 0.5) * spacing - half, 0.06 + iz * spacing),
+                            orientation=q / np.linalg.norm(q), material=material)
+    return scene
+
+
+def test_pile_of_a_thousand_settles_with_small_penetration():
+    scene = build_pile(1000)
+    smallest = min(min(b["semi_axes"]) for b in scene.bodies)
+    sim = solver.Simulation(scene, dt=1 / 240)
+    recording = sim.run(frames=2 * 60 + 1, fps=60, substeps=4)
+    late = recording.stats["max_penetration"][-30:]
+    assert late.max() < 0.01 * smallest
+    # settled: kinetic energy fell to a tiny fraction of the potential energy released
+    mass = sim.model.mass.sum()
+    assert recording.stats["kinetic_energy"][-1] < 1e-3 * mass * G * 0.1
+    # nobody escaped the box or fell through the floor
+    assert sim.state.position[:, 2].min() > 0.0
+    assert np.abs(sim.state.position[:, :2]).max() < scene.boxes[0]["half_extents"][0]

@@ -1,0 +1,153 @@
+"""Validation of Scene input, divergence handling, scene and recording files, the CLI."""
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import solver
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    (dict(semi_axes=(0.1, float("nan"), 0.1)), "semi_axes"),
+    (dict(semi_axes=(0.1, 0.0, 0.1)), "semi_axes"),
+    (dict(semi_axes=(0.1, -0.2, 0.1)), "semi_axes"),
+    (dict(semi_axes=(0.1, 0.1)), "semi_axes"),
+    (dict(semi_axes=(0.1, 0.1, 0.1), density=0.0), "density"),
+    (dict(semi_axes=(0.1, 0.1, 0.1), density=-5.0), "density"),
+    (dict(semi_axes=(0.1, 0.1, 0.1), mass=0.0), "mass"),
+    (dict(semi_axes=(0.1, 0.1, 0.1), position=(0, float("inf"), 0)), "position"),
+    (dict(semi_axes=(0.1, 0.1, 0.1), orientation=(1, 0.2, 0, 0)), "orientation"),
+    (dict(semi_axes=(0.1, 0.1, 0.1), velocity=(0, 0, float("nan"))), "velocity"),
+    (dict(semi_axes=(0.1, 0.1, 0.1), angular_velocity=(0, "x", 0)), "angular_velocity"),
+])
+def test_bad_body_input_names_object_and_field(kwargs, field):
+    scene = solver.Scene()
+    with pytest.raises(ValueError) as error:
+        scene.add_ellipsoid(name="Pebble.007", **kwargs)
+    assert field in str(error.value)
+    assert "Pebble.007" in str(error.value)
+    assert scene.bodies == []  # nothing half-added
+
+
+def test_bad_collider_and_material_input():
+    scene = solver.Scene()
+    with pytest.raises(ValueError, match="normal"):
+        scene.add_plane(normal=(0, 0, 0), name="Ground")
+    with pytest.raises(ValueError, match="radius"):
+        scene.add_tube((0, 0, 0), (0, 0, 1), radius=0.0, length=1.0)
+    with pytest.raises(ValueError, match="axis"):
+        scene.add_tube((0, 0, 0), (0, 0, 0), radius=1.0, length=1.0)
+    with pytest.raises(ValueError, match="half_extents"):
+        scene.add_box_container((0, 0, 0), (1, 0, 1))
+    with pytest.raises(ValueError, match="friction"):
+        solver.Material(friction=-0.1)
+    with pytest.raises(ValueError, match="restitution"):
+        solver.Material(restitution=1.5)
+    with pytest.raises(ValueError, match="gravity"):
+        solver.Scene(gravity=(0, 0, float("nan")))
+
+
+def test_initial_overlap_is_reported_with_both_names():
+    scene = solver.Scene()
+    scene.add_ellipsoid((0.1, 0.1, 0.1), position=(0, 0, 0.5), name="Rock")
+    scene.add_ellipsoid((0.1, 0.1, 0.1), position=(0.1, 0, 0.5), name="Bean")
+    with pytest.raises(ValueError, match="Bean.*Rock|Rock.*Bean"):
+        solver.Simulation(scene)
+    ground = solver.Scene()
+    ground.add_plane(name="Floor")
+    ground.add_ellipsoid((0.1, 0.1, 0.1), position=(0, 0, 0.05), name="Sunk")
+    with pytest.raises(ValueError, match="Sunk.*Floor"):
+        solver.Simulation(ground)
+
+
+def test_diverging_run_keeps_finished_frames_and_names_the_body():
+    scene = solver.Scene(gravity=(0, 0, 0))
+    scene.add_ellipsoid((0.1, 0.1, 0.1), position=(0, 0, 0), name="Calm")
+    # x grows by 1e306 per frame from 1.5e308 and overflows (max float 1.797e308) at frame 30
+    scene.add_ellipsoid((0.1, 0.1, 0.1), position=(1.5e308, 0, 0), velocity=(1e306, 0, 0), name="Runaway")
+    sim = solver.Simulation(scene)
+    expected_frame = math.ceil((np.finfo(float).max - 1.5e308) / 1e306)
+    with pytest.raises(solver.SimulationDiverged) as error:
+        sim.run(frames=100, fps=1.0, substeps=1)
+    assert error.value.frame == expected_frame
+    assert error.value.body == 1 and error.value.body_name == "Runaway"
+    assert f"frame {expected_frame}" in str(error.value) and "Runaway" in str(error.value)
+    kept = error.value.recording
+    assert kept.frames == expected_frame
+    assert np.all(np.isfinite(kept.body_poses))
+    assert kept.body_poses[-1, 1, 0] == pytest.approx(1.5e308 + (expected_frame - 1) * 1e306, rel=1e-12)
+
+
+def test_cancel_stops_and_keeps_frames():
+    scene = solver.Scene()
+    scene.add_plane()
+    scene.add_ellipsoid((0.1, 0.1, 0.1), position=(0, 0, 1))
+    sim = solver.Simulation(scene)
+    seen = []
+    with pytest.raises(solver.SimulationCancelled) as error:
+        sim.run(frames=50, progress=lambda done, total: seen.append(done), should_stop=lambda: len(seen) >= 5)
+    assert error.value.recording.frames == 5
+    assert seen == [1, 2, 3, 4, 5]
+
+
+def demo_scene():
+    scene = solver.Scene(gravity=(0, 0, -9.81))
+    rubber = solver.Material(friction=0.9, rolling_friction=0.001, restitution=0.5)
+    scene.add_plane(point=(0, 0, 0), normal=(0, 0, 1), material=rubber, name="Ground")
+    scene.add_box_container((0, 0, 0.3), (0.4, 0.4, 0.3), name="Crate")
+    scene.add_tube((0, 0, 0.5), (0, 0, 1), radius=0.3, length=1.0, name="Pipe")
+    scene.add_ellipsoid((0.05, 0.04, 0.03), position=(0, 0, 0.2), name="A", material=rubber)
+    scene.add_ellipsoid((0.05, 0.04, 0.03), position=(0.1, 0, 0.3), velocity=(0, 0, -1), name="B", fixed=False)
+    mover = scene.add_ellipsoid((0.05, 0.05, 0.05), position=(-0.2, 0, 0.1), name="Mover", kinematic=True)
+    scene.set_kinematic_track(mover, [0.0, 1.0], [[-0.2, 0, 0.1, 1, 0, 0, 0], [0.2, 0, 0.1, 1, 0, 0, 0]])
+    return scene
+
+
+def test_scene_and_recording_round_trip(tmp_path):
+    scene = demo_scene()
+    path = tmp_path / "scene.json"
+    scene.save(path)
+    loaded = solver.Scene.load(path)
+    assert loaded.to_dict() == scene.to_dict()
+    first = solver.Simulation(scene).run(frames=20)
+    second = solver.Simulation(loaded).run(frames=20)
+    np.testing.assert_array_equal(first.body_poses, second.body_poses)  # deterministic
+    rec_path = tmp_path / "rec.npz"
+    first.save(rec_path)
+    again = solver.Recording.load(rec_path)
+    np.testing.assert_array_equal(again.body_poses, first.body_poses)
+    assert again.body_names == ["A", "B", "Mover"] and again.fps == first.fps
+    np.testing.assert_array_equal(again.stats["contacts"], first.stats["contacts"])
+
+
+def test_kinematic_body_follows_its_track():
+    scene = demo_scene()
+    sim = solver.Simulation(scene)
+    recording = sim.run(frames=25, fps=24, substeps=10)
+    times = recording.times
+    expected_x = np.interp(times, [0.0, 1.0], [-0.2, 0.2])
+    np.testing.assert_allclose(recording.body_poses[:, 2, 0], expected_x, atol=1e-12)
+    assert sim.state.linear_velocity[2, 0] == pytest.approx(0.4)
+
+
+def test_cli_runs_a_saved_scene(tmp_path):
+    scene_path = tmp_path / "scene.json"
+    demo_scene().save(scene_path)
+    out = tmp_path / "rec.npz"
+    result = subprocess.run([sys.executable, "-m", "solver", "run", str(scene_path), "-o", str(out),
+                             "--frames", "12", "--fps", "24", "--substeps", "5"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "12/12 frames" in result.stderr
+    recording = solver.Recording.load(out)
+    assert recording.body_poses.shape == (12, 3, 7)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "something else"}')
+    result = subprocess.run([sys.executable, "-m", "solver", "run", str(bad), "-o", str(out)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 2 and "not a Quadric Dynamics scene" in result.stderr
