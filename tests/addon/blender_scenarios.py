@@ -265,6 +265,75 @@ def scenario_bake(out, blend_path):
     return res
 
 
+def scenario_rope(out):
+    """A rope pinned at one end swinging down, and one dragged by an animated empty; both baked."""
+    scene = empty_scene()
+    scene.frame_start, scene.frame_end = 1, 30
+    scene.quadric.substeps = 10
+    data = bpy.data.curves.new("Swing", 'CURVE')
+    data.dimensions = '3D'
+    spline = data.splines.new('POLY')
+    spline.points.add(1)
+    spline.points[0].co = (0.0, 0.0, 2.0, 1.0)
+    spline.points[1].co = (1.0, 0.0, 2.0, 1.0)
+    swing = bpy.data.objects.new("Swing", data)
+    scene.collection.objects.link(swing)
+    select_only(swing)
+    res = dict(make_rope=sorted(bpy.ops.quadric.make_rope(segments=10, radius=0.02, start_mode='PIN',
+                                                          end_mode='FREE')))
+    arm = bpy.context.object
+    res["bones"] = len(arm.data.bones)
+    res["modifiers"] = [m.type for m in arm.quadric.rope_mesh.modifiers]
+    res["radius"] = 0.02
+
+    bpy.ops.object.empty_add(location=(0.0, 2.0, 1.0))
+    handle = bpy.context.object
+    handle.name = "Handle"
+    handle.keyframe_insert("location", frame=1)
+    handle.location = (0.0, 2.5, 1.0)
+    handle.keyframe_insert("location", frame=30)
+    for fc in mod("keyframes_compat").fcurves_of(handle):
+        for kp in fc.keyframe_points:
+            kp.interpolation = 'LINEAR'
+    data2 = data.copy()
+    dragged = bpy.data.objects.new("Dragged", data2)
+    dragged.location = (0.0, 2.0, -1.0)
+    scene.collection.objects.link(dragged)
+    select_only(dragged)
+    bpy.ops.quadric.make_rope(segments=10, radius=0.02, start_mode='OBJECT', start_object="Handle", end_mode='FREE')
+    arm2 = bpy.context.object
+
+    ops = mod("operators")
+    job = ops.prepare_job(bpy.context)
+    job.run_sync()
+    res["job_state"], res["job_message"] = job.state, job.message
+    res["finish"] = sorted(ops.finish_job(bpy.context, job))
+    ropes = {r.armature_name: r.index for r in job.conv.ropes}
+    res["recorded_nodes"] = {name: job.recording.rope_nodes(i).tolist() for name, i in ropes.items()}
+    dg = bpy.context.evaluated_depsgraph_get()
+    res["heads"], res["tails"], res["skin"], res["handle"] = {}, {}, {}, []
+    for a in (arm, arm2):
+        res["heads"][a.name], res["tails"][a.name], res["skin"][a.name] = [], [], []
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        res["handle"].append(list(handle.matrix_world.translation))
+        for a in (arm, arm2):
+            bones = mod("convert").rope_bones(a)
+            res["heads"][a.name].append([list(a.matrix_world @ a.pose.bones[b.name].head) for b in bones])
+            res["tails"][a.name].append(list(a.matrix_world @ a.pose.bones[bones[-1].name].tail))
+            if f in (scene.frame_start, scene.frame_end):
+                mesh_obj = a.quadric.rope_mesh
+                ev = mesh_obj.evaluated_get(dg)
+                me = ev.to_mesh()
+                co = np.empty(3 * len(me.vertices))
+                me.vertices.foreach_get("co", co)
+                mw = np.array(mesh_obj.matrix_world)
+                co = co.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3]
+                res["skin"][a.name].append(co.tolist())
+                ev.to_mesh_clear()
+    return res
+
+
 def scenario_read_keys(out, blend_path, *names):
     bpy.ops.wm.open_mainfile(filepath=blend_path)
     enable()
