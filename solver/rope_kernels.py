@@ -144,8 +144,15 @@ def _relative_rotation(qa, qb):
 
 
 @njit(**JIT)
-def _prepare_segments(model, state):
-    """Frames, world inverse inertia and the stretch-shear rows of every segment.
+def _prepare_segments(model, state, h):
+    """Frames, inverse inertia and the stretch-shear rows of every segment.
+
+    Geometric stiffness: a segment under tension T resists turning with the stiffness T l (about d1, d2).
+    Left explicit, it makes a light rope under a heavy load blow up once h sqrt(T l / I) > 2, because the
+    shear rows slave the sideways motion of the nodes to the segment's rotation. Backward Euler of that
+    stiffness (Andrews, Teichmann and Kry 2017, applied to the segment rather than the nodes) is
+    (I + h^2 T l) w+ = I w + torque impulses, with last substep's tension; it vanishes at rest, so static
+    equilibria are unchanged.
 
     The three rows of S_j are written in a basis that keeps tension off the segment: two shear rows
     d1 . dx / l = 0, d2 . dx / l = 0 (d3 along the chord; they couple the segment's rotation) and one stretch
@@ -153,14 +160,33 @@ def _prepare_segments(model, state):
     and never twists a light segment, which keeps heavy loads on light ropes stable.
     """
     rot = state.work_seg_rot
+    inertia_local = np.empty(3)
     for r in range(model.rope_radius.shape[0]):
         n0 = model.rope_node_start[r]
         s0 = model.rope_seg_start[r]
         for s in range(s0, model.rope_seg_start[r + 1]):
             quat_to_matrix(state.seg_orientation[s], rot[s])
-            _world_inverse_inertia(rot[s], model.seg_inv_inertia[s], state.work_seg_inv_inertia[s])
-            a = n0 + s - s0
             inv_l = 1.0 / model.seg_rest_length[s]
+            inertia_local[0] = model.seg_inv_inertia[s, 0]
+            inertia_local[1] = model.seg_inv_inertia[s, 1]
+            inertia_local[2] = model.seg_inv_inertia[s, 2]
+            tension = state.seg_tension[s]
+            if tension > 0.0:
+                for k in range(2):
+                    bend_inertia = model.seg_inertia[s, k]
+                    augmented = bend_inertia + h * h * tension * model.seg_rest_length[s]
+                    inertia_local[k] = 1.0 / augmented
+                    # I w carried into (I + h^2 T l) w+: scale the angular velocity about d_k
+                    ex = rot[s, 0, k]
+                    ey = rot[s, 1, k]
+                    ez = rot[s, 2, k]
+                    w = state.seg_angular_velocity[s]
+                    along = (w[0] * ex + w[1] * ey + w[2] * ez) * (bend_inertia / augmented - 1.0)
+                    w[0] += along * ex
+                    w[1] += along * ey
+                    w[2] += along * ez
+            _world_inverse_inertia(rot[s], inertia_local, state.work_seg_inv_inertia[s])
+            a = n0 + s - s0
             dx = state.node_position[a + 1, 0] - state.node_position[a, 0]
             dy = state.node_position[a + 1, 1] - state.node_position[a, 1]
             dz = state.node_position[a + 1, 2] - state.node_position[a, 2]
@@ -182,10 +208,11 @@ def _prepare_segments(model, state):
                 rot_jac[k, 1] = cy * inv_l
                 rot_jac[k, 2] = cz * inv_l
                 state.work_seg_err[s, k] = (ex * dx + ey * dy + ez * dz) * inv_l
-            # the stretch row is left to the inextensibility projection (see _thomas_pass): an idle row here
-            node_jac[2, :] = 0.0
+            node_jac[2, 0] = state.work_dir[s, 0] * inv_l
+            node_jac[2, 1] = state.work_dir[s, 1] * inv_l
+            node_jac[2, 2] = state.work_dir[s, 2] * inv_l
             rot_jac[2, :] = 0.0
-            state.work_seg_err[s, 2] = 0.0
+            state.work_seg_err[s, 2] = length * inv_l - 1.0
 
 
 @njit(**JIT)
@@ -244,44 +271,13 @@ def _prepare_joints(model, state):
 
 
 @njit(**JIT)
-def _prepare_nodes(model, state, h):
-    """Inverse mass matrix of every node for the constraint solves, with geometric stiffness.
-
-    A tensioned segment resists sideways motion of its ends with the stiffness (T / l)(I - c c^T).
-    Solved explicitly, that stiffness makes a light rope under a heavy load blow up once
-    h sqrt(T / (m l)) > 2. Following Andrews, Teichmann and Kry (2017) the diagonal of its implicit
-    contribution, h^2 (T / l)(I - c c^T) with last substep's tension, is added to the node mass seen by
-    constraint impulses (not by gravity): sideways impulses on light nodes of a taut rope are damped, while
-    a rope swinging as a whole keeps its true inertia.
-    """
-    tmp = np.empty((3, 3))
-    for r in range(model.rope_radius.shape[0]):
-        n0 = model.rope_node_start[r]
-        s0 = model.rope_seg_start[r]
-        m = model.rope_seg_start[r + 1] - s0
-        for a in range(m + 1):
-            node = n0 + a
-            w = state.work_node_w[node]
-            if model.node_inv_mass[node] == 0.0:
-                w[:, :] = 0.0
-                continue
-            mass = model.node_mass[node]
-            for i in range(3):
-                for j in range(3):
-                    tmp[i, j] = mass if i == j else 0.0
-            for seg in range(s0 + max(a - 1, 0), s0 + min(a + 1, m)):
-                tension = state.seg_tension[seg]
-                if tension <= 0.0:
-                    continue
-                k = h * h * tension / model.seg_rest_length[seg]
-                cx = state.work_dir[seg, 0]
-                cy = state.work_dir[seg, 1]
-                cz = state.work_dir[seg, 2]
-                c = (cx, cy, cz)
-                for i in range(3):
-                    for j in range(3):
-                        tmp[i, j] += k * ((1.0 if i == j else 0.0) - c[i] * c[j])
-            _inverse3(tmp, w)
+def _prepare_nodes(model, state):
+    """Node inverse mass as a 3x3 matrix (attachments turn it into a point inverse mass with their body)."""
+    for i in range(model.node_inv_mass.shape[0]):
+        w = model.node_inv_mass[i]
+        for a in range(3):
+            for b in range(3):
+                state.work_node_w[i, a, b] = w if a == b else 0.0
 
 
 @njit(**JIT)
@@ -480,13 +476,12 @@ def _assemble_rope_system(model, state, r, h):
             ab[r0 + base + c, 0] += 1.0 / (h * h * k + h * model.joint_damping[jt] * k)
     for j in range(m):
         base = 3 * (2 * j + 1)
-        trace = ab[r0 + base, 0] + ab[r0 + base + 1, 0]
-        ab[r0 + base + 2, 0] = 1.0  # idle stretch row
+        trace = ab[r0 + base, 0] + ab[r0 + base + 1, 0] + ab[r0 + base + 2, 0]
         if trace == 0.0:
-            for c in range(2):
+            for c in range(3):
                 ab[r0 + base + c, 0] = 1.0
         else:
-            for c in range(2):
+            for c in range(3):
                 ab[r0 + base + c, 0] += S_REGULARISATION * trace
     _band_factor(ab, r0, nrows)
 
@@ -543,7 +538,7 @@ def _rope_rhs(model, state, r, h):
 
 
 @njit(**JIT)
-def _apply_rope_impulses(model, state, r, body_linear_velocity, body_angular_velocity, body_inv_mass):
+def _apply_rope_impulses(model, state, r, h, body_linear_velocity, body_angular_velocity, body_inv_mass):
     lam = state.work_rhs
     r0 = model.rope_row_start[r]
     n0 = model.rope_node_start[r]
@@ -570,6 +565,8 @@ def _apply_rope_impulses(model, state, r, body_linear_velocity, body_angular_vel
     for j in range(m):
         seg = s0 + j
         base = r0 + 3 * (2 * j + 1)
+        # the stretch row's impulse (a negative lambda pulls the ends together) feeds the geometric stiffness
+        state.seg_tension[seg] -= lam[base + 2] / (model.seg_rest_length[seg] * h)
         rj = state.work_seg_rot_jac[seg]
         tx = rj[0, 0] * lam[base] + rj[1, 0] * lam[base + 1]
         ty = rj[0, 1] * lam[base] + rj[1, 1] * lam[base + 1]
@@ -707,20 +704,20 @@ def rope_substep(rope_model, rope_state, h, gravity, body_position, body_orienta
     if n_ropes == 0:
         return
     _predict_velocities(model, state, h, gravity)
-    _prepare_segments(model, state)
-    _prepare_nodes(model, state, h)
+    _prepare_segments(model, state, h)
+    _prepare_nodes(model, state)
     _prepare_joints(model, state)
     _prepare_attachments(model, state, body_position, body_orientation, body_inv_mass, body_inv_inertia_local)
     for r in range(n_ropes):
         _assemble_rope_system(model, state, r, h)
+    state.seg_tension[:] = 0.0  # re-accumulated from this substep's impulses
     for it in range(model.iterations):
         _solve_attachments(model, state, h, body_position, body_linear_velocity, body_angular_velocity, body_inv_mass)
         for r in range(n_ropes):
             r0 = model.rope_row_start[r]
             _rope_rhs(model, state, r, h)
             _band_solve(state.work_band, r0, model.rope_row_start[r + 1] - r0, state.work_rhs)
-            _apply_rope_impulses(model, state, r, body_linear_velocity, body_angular_velocity, body_inv_mass)
-    state.seg_tension[:] = 0.0
+            _apply_rope_impulses(model, state, r, h, body_linear_velocity, body_angular_velocity, body_inv_mass)
     for r in range(n_ropes):
         _thomas_pass(model, state, r, h, False, 1.0, body_linear_velocity, body_angular_velocity, body_inv_mass)
         for it in range(model.length_iterations):
