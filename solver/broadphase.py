@@ -21,13 +21,18 @@ def _cell_hash(cx, cy, cz, mask):
 
 
 @njit(**JIT)
-def find_pairs(position, half_extent, dynamic, cell_size, cell, bucket_start, bucket_body, bucket_fill,
-               pair_a, pair_b):
+def find_pairs(position, half_extent, dynamic, cell, bucket_start, bucket_body, bucket_fill, pair_a, pair_b):
     """Fill pair_a/pair_b with AABB-overlapping pairs (a < b, at least one dynamic).
 
-    Returns the number of pairs, or -1 if the pair buffers are too small.
+    The cell size is the largest AABB's largest side, so overlapping boxes are
+    always in the same or adjacent cells. Returns the number of pairs, or -1 if
+    the pair buffers are too small.
     """
     n = position.shape[0]
+    cell_size = 1e-12
+    for i in range(n):
+        for k in range(3):
+            cell_size = max(cell_size, 2.0 * half_extent[i, k])
     table = bucket_fill.shape[0]
     mask = table - 1
     inv = 1.0 / cell_size

@@ -2,10 +2,15 @@
 
 Pre-tests run cheapest first: bounding spheres, oriented boxes, then (for pairs
 without a contact last substep) the exact characteristic-polynomial separation
-test on ellipsoids inflated to cover the contact margin. Surviving pairs get an
+test on ellipsoids inflated to cover the contact reach. Surviving pairs get an
 exact signed depth and normal from the narrow phase, warm-started with last
-substep's normal. A contact is kept when its depth exceeds -margin, so contacts
-about to close are solved speculatively (no tunnelling, no jitter).
+substep's normal.
+
+Each body has a reach: the contact margin plus the distance it can travel this
+substep (|v| h). A pair is kept as a contact when its depth exceeds minus the
+sum of the reaches, so contacts that may close during the substep are solved
+speculatively: fast bodies neither tunnel nor sink in, resting ones do not
+jitter.
 
 Contacts are written in increasing key order: key = a * (N + S) + b for a body
 pair a < b and key = a * (N + S) + N + s for body a against static collider s.
@@ -16,7 +21,7 @@ from numba import njit
 from .math3d import JIT
 from .model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
 from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_plane_depth,
-                          ellipsoid_tube_depth, ellipsoids_separated, support_point)
+                          ellipsoid_tube_depth, ellipsoids_separated, support_point, width_gap_along)
 
 
 @njit(**JIT)
@@ -51,14 +56,14 @@ def _emit(contact_a, contact_b, contact_key, contact_normal, contact_point, cont
 
 
 @njit(**JIT)
-def _static_contact(kind, point, normal, u, v, size, center, shape, bounding_radius, margin, out):
+def _static_contact(kind, point, normal, u, v, size, center, shape, bounding_radius, reach, out):
     """Depth of a body (centre, shape matrix) against one static collider, or -inf if they cannot touch.
 
     out receives the normal (3) and the contact point (3).
     """
     if kind == STATIC_PLANE or kind == STATIC_WALL:
         depth = ellipsoid_plane_depth(center, shape, point, normal)
-        if depth < -margin:
+        if depth < -reach:
             return -np.inf
         px, py, pz = support_point(center, shape, normal[0], normal[1], normal[2], -1.0)
         if kind == STATIC_WALL:
@@ -87,13 +92,13 @@ def _static_contact(kind, point, normal, u, v, size, center, shape, bounding_rad
     rz = center[2] - point[2]
     along = rx * normal[0] + ry * normal[1] + rz * normal[2]
     radial2 = rx * rx + ry * ry + rz * rz - along * along
-    reach = bounding_radius + margin
-    if radial2 >= radius * radius or np.sqrt(radial2) + reach < radius or abs(along) > half_length + reach:
+    extent = bounding_radius + reach
+    if radial2 >= radius * radius or np.sqrt(radial2) + extent < radius or abs(along) > half_length + extent:
         return -np.inf
     deepest = out[3:6]
     inward = out[0:3]
     depth = ellipsoid_tube_depth(center, shape, point, normal, radius, deepest, inward)
-    if depth < -margin:
+    if depth < -reach:
         return -np.inf
     axial = ((deepest[0] - point[0]) * normal[0] + (deepest[1] - point[1]) * normal[1]
              + (deepest[2] - point[2]) * normal[2])
@@ -105,7 +110,7 @@ def _static_contact(kind, point, normal, u, v, size, center, shape, bounding_rad
 
 
 @njit(**JIT)
-def collide(model, state, ws, n_pairs, margin):
+def collide(model, state, ws, n_pairs):
     """Write contacts for all candidate pairs and static colliders. Returns count, or -1 on overflow."""
     n = model.n_bodies
     n_static = model.static_kind.shape[0]
@@ -130,13 +135,21 @@ def collide(model, state, ws, n_pairs, margin):
             dx = cb[0] - ca[0]
             dy = cb[1] - ca[1]
             dz = cb[2] - ca[2]
-            reach = model.bounding_radius[i] + model.bounding_radius[j] + margin
-            if dx * dx + dy * dy + dz * dz > reach * reach:
+            reach_a = ws.reach[i]
+            reach_b = ws.reach[j]
+            reach = reach_a + reach_b
+            extent = model.bounding_radius[i] + model.bounding_radius[j] + reach
+            if dx * dx + dy * dy + dz * dz > extent * extent:
                 continue
             for k in range(3):
-                half_a[k] = model.semi_axes[i, k] + 0.5 * margin
-                half_b[k] = model.semi_axes[j, k] + 0.5 * margin
+                half_a[k] = model.semi_axes[i, k] + reach_a
+                half_b[k] = model.semi_axes[j, k] + reach_b
             if not boxes_overlap(ca, ws.rotation[i], half_a, cb, ws.rotation[j], half_b):
+                continue
+            # the width gap along the centre line bounds the depth from above
+            distance = np.sqrt(dx * dx + dy * dy + dz * dz)
+            if distance > 0.0 and width_gap_along(ca, ws.shape[i], cb, ws.shape[j], dx / distance, dy / distance,
+                                                  dz / distance) < -reach:
                 continue
             key = i * stride + j
             cached = _find_cached(state.cache_key, cache_count, key, cursor)
@@ -144,15 +157,15 @@ def collide(model, state, ws, n_pairs, margin):
                 cursor = cached + 1
                 normal[:] = state.cache_normal[cached]
             else:
-                inflate_a = 1.0 + margin / model.semi_axes[i].min()
-                inflate_b = 1.0 + margin / model.semi_axes[j].min()
+                inflate_a = 1.0 + reach_a / model.semi_axes[i].min()
+                inflate_b = 1.0 + reach_b / model.semi_axes[j].min()
                 if ellipsoids_separated(ca, ws.rotation[i], model.semi_axes[i], cb, ws.rotation[j],
                                         model.semi_axes[j], inflate_a, inflate_b):
                     continue
                 normal[:] = 0.0
             depth = ellipsoid_ellipsoid_depth(ca, ws.shape[i], ws.rotation[i], cb, ws.shape[j], ws.rotation[j],
                                               normal, normal)
-            if depth < -margin:
+            if depth < -reach:
                 continue
             if count >= capacity:
                 return -1
@@ -168,7 +181,7 @@ def collide(model, state, ws, n_pairs, margin):
         for s in range(n_static):
             depth = _static_contact(model.static_kind[s], model.static_point[s], model.static_normal[s],
                                     model.static_u[s], model.static_v[s], model.static_size[s], position[i],
-                                    ws.shape[i], model.bounding_radius[i], margin, scratch)
+                                    ws.shape[i], model.bounding_radius[i], ws.reach[i], scratch)
             if depth == -np.inf:
                 continue
             if count >= capacity:

@@ -205,11 +205,6 @@ def solve_velocities(contact_a, contact_b, contact_row, contact_impulse, linear_
             b = contact_b[c]
             row = contact_row[c]
             imp = contact_impulse[c]
-            # normal: n.v >= target, lambda_n >= 0
-            vn = _row_velocity(row, lin, ang, a, b, N_, AN, BN)
-            old = imp[0]
-            imp[0] = max(old - row[MASS_N] * (vn - row[TARGET]), 0.0)
-            _row_apply(row, lin, ang, a, b, N_, IAN, IBN, imp[0] - old)
             # sliding friction, projected on the disc of radius mu * lambda_n
             v1 = _row_velocity(row, lin, ang, a, b, T1, AT1, BT1)
             v2 = _row_velocity(row, lin, ang, a, b, T2, AT2, BT2)
@@ -246,6 +241,11 @@ def solve_velocities(contact_a, contact_b, contact_row, contact_impulse, linear_
                 old = imp[5]
                 imp[5] = min(max(old - row[MASS_S] * ws_, -limit), limit)
                 _angular_apply(row, ang, a, b, IAS, IBS, imp[5] - old)
+            # normal last, so non-penetration wins over friction (as in Box2D): n.v >= target, lambda_n >= 0
+            vn = _row_velocity(row, lin, ang, a, b, N_, AN, BN)
+            old = imp[0]
+            imp[0] = max(old - row[MASS_N] * (vn - row[TARGET]), 0.0)
+            _row_apply(row, lin, ang, a, b, N_, IAN, IBN, imp[0] - old)
 
 
 @njit(**JIT)

@@ -25,13 +25,23 @@ def _world_inverse_inertia(rotation, inv_local, out):
 
 
 @njit(**JIT)
-def update_body_frames(model, state, ws, margin):
+def update_body_frames(model, state, ws, margin, h):
+    """Rotation, shape matrix, world inverse inertia, reach and AABB of every body.
+
+    The reach is the margin plus how far the body's surface can move in h
+    (linear speed plus angular speed times its largest semi-axis).
+    """
     for i in range(model.n_bodies):
         quat_to_matrix(state.orientation[i], ws.rotation[i])
         shape_matrix(ws.rotation[i], model.semi_axes[i], ws.shape[i])
         _world_inverse_inertia(ws.rotation[i], model.inv_inertia_local[i], ws.inv_inertia_world[i])
+        v = state.linear_velocity[i]
+        w = state.angular_velocity[i]
+        speed = (np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+                 + np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * model.bounding_radius[i])
+        ws.reach[i] = margin + speed * h
         for k in range(3):
-            ws.half_extent[i, k] = np.sqrt(ws.shape[i, k, k]) + 0.5 * margin
+            ws.half_extent[i, k] = np.sqrt(ws.shape[i, k, k]) + ws.reach[i]
 
 
 @njit(**JIT)

@@ -24,7 +24,8 @@ from numba import njit
 from .math3d import JIT, orthonormal_basis
 
 NEWTON_MAX_ITERATIONS = 40
-NEWTON_STEP_TOLERANCE = 1e-13
+NEWTON_STEP_TOLERANCE = 1e-14
+NEWTON_CONVERGED_STEP = 1e-7
 
 
 @njit(**JIT)
@@ -99,12 +100,18 @@ def _newton_on_sphere(ma, mb, dx, dy, dz, nx, ny, nz):
         s1 = -(h22s * g1 - h12 * g2) / det
         s2 = -(-h12 * g1 + h11s * g2) / det
         length = np.sqrt(s1 * s1 + s2 * s2)
+        if length < NEWTON_STEP_TOLERANCE:
+            break
+        full_newton = shift == 0.0 and length <= 0.5
         if length > 0.5:
             s1 *= 0.5 / length
             s2 *= 0.5 / length
             length = 0.5
+        # accept any decrease, up to the round-off of f itself
+        allowance = 4e-16 * (sa + sb + abs(dx) + abs(dy) + abs(dz))
         accepted = False
-        for _ in range(30):
+        halvings = 0
+        for halvings in range(40):
             cx = nx + s1 * t1x + s2 * t2x
             cy = ny + s1 * t1y + s2 * t2y
             cz = nz + s1 * t1z + s2 * t2z
@@ -113,7 +120,7 @@ def _newton_on_sphere(ma, mb, dx, dy, dz, nx, ny, nz):
             cy /= cn
             cz /= cn
             fc = _width_gap(ma, mb, dx, dy, dz, cx, cy, cz)
-            if fc <= f:
+            if fc <= f + allowance:
                 accepted = True
                 break
             s1 *= 0.5
@@ -122,7 +129,8 @@ def _newton_on_sphere(ma, mb, dx, dy, dz, nx, ny, nz):
         if not accepted:
             break
         nx, ny, nz, f = cx, cy, cz, fc
-        if length < NEWTON_STEP_TOLERANCE:
+        # Newton converges quadratically: after a full step this short, the next would be below round-off
+        if full_newton and halvings == 0 and length < NEWTON_CONVERGED_STEP:
             break
     return f, nx, ny, nz
 
@@ -146,22 +154,31 @@ def ellipsoid_ellipsoid_depth(ca, ma, ra, cb, mb, rb, warm_normal, out_normal):
             best, bx, by, bz = _newton_on_sphere(ma, mb, dx, dy, dz, dx / dn, dy / dn, dz / dn)
         else:
             best, bx, by, bz = _newton_on_sphere(ma, mb, dx, dy, dz, 0.0, 0.0, 1.0)
-        # other starts: the principal axes of both shapes, turned toward B
-        for which in range(2):
-            rot = ra if which == 0 else rb
-            for axis in range(3):
-                ex = rot[0, axis]
-                ey = rot[1, axis]
-                ez = rot[2, axis]
-                if ex * dx + ey * dy + ez * dz < 0.0:
-                    ex, ey, ez = -ex, -ey, -ez
-                f, nx, ny, nz = _newton_on_sphere(ma, mb, dx, dy, dz, ex, ey, ez)
-                if f < best:
-                    best, bx, by, bz = f, nx, ny, nz
+        # A minimum with negative depth (apart) is global: then -depth is a concave function's
+        # local maximum over the unit ball. Overlaps can have several local minima (deep
+        # crossings of long ellipsoids), so also start from the principal axes of both bodies.
+        if best >= 0.0:
+            for which in range(2):
+                rot = ra if which == 0 else rb
+                for axis in range(3):
+                    ex = rot[0, axis]
+                    ey = rot[1, axis]
+                    ez = rot[2, axis]
+                    if ex * dx + ey * dy + ez * dz < 0.0:
+                        ex, ey, ez = -ex, -ey, -ez
+                    f, nx, ny, nz = _newton_on_sphere(ma, mb, dx, dy, dz, ex, ey, ez)
+                    if f < best:
+                        best, bx, by, bz = f, nx, ny, nz
     out_normal[0] = bx
     out_normal[1] = by
     out_normal[2] = bz
     return best
+
+
+@njit(**JIT)
+def width_gap_along(ca, ma, cb, mb, nx, ny, nz):
+    """The width gap along one unit direction: an upper bound of the signed depth (cheap rejection)."""
+    return _width_gap(ma, mb, cb[0] - ca[0], cb[1] - ca[1], cb[2] - ca[2], nx, ny, nz)
 
 
 @njit(**JIT)

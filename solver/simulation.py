@@ -84,12 +84,10 @@ class Simulation:
         smallest = float(self.model.semi_axes.min()) if n else 0.01
         margin = 0.1 * smallest if margin is None else float(margin)
         slop = 0.002 * smallest if slop is None else float(slop)
-        largest = float(self.model.bounding_radius.max()) if n else 1.0
         self.settings = Settings(
             iterations=int(iterations), position_iterations=int(position_iterations), margin=margin,
             baumgarte=float(baumgarte), slop=slop, restitution_threshold=float(restitution_threshold),
-            linear_damping=float(linear_damping), angular_damping=float(angular_damping),
-            cell_size=2.0 * largest + 2.0 * margin)
+            linear_damping=float(linear_damping), angular_damping=float(angular_damping))
         self._contact_capacity = max(64, 8 * n)
         self._pair_capacity = max(64, 16 * n)
         self._bodies = new_body_state(scene.bodies, self._contact_capacity)
@@ -173,7 +171,7 @@ class Simulation:
     def _update_stats(self, substeps: int) -> None:
         ws = self._ws
         n_contacts = int(ws.counters[1])
-        update_body_frames(self.model, self._bodies, ws, self.settings.margin)
+        update_body_frames(self.model, self._bodies, ws, self.settings.margin, 0.0)
         depths = ws.contact_depth[:n_contacts]
         self.stats = {
             "contacts": n_contacts,
@@ -194,19 +192,18 @@ class Simulation:
     def _check_initial_overlaps(self, tolerance: float) -> None:
         """Raise ValueError naming the first pair that starts overlapping beyond tolerance."""
         model, ws = self.model, self._ws
-        update_body_frames(model, self._bodies, ws, 0.0)
+        update_body_frames(model, self._bodies, ws, 0.0, 0.0)
         while True:
-            n_pairs = find_pairs(self._bodies.position, ws.half_extent, model.inv_mass >= 0.0,
-                                 self.settings.cell_size, ws.cell, ws.bucket_start, ws.bucket_body,
-                                 ws.bucket_fill, ws.pair_a, ws.pair_b)
-            count = collide(model, self._bodies, ws, n_pairs, 0.0) if n_pairs >= 0 else -1
+            n_pairs = find_pairs(self._bodies.position, ws.half_extent, model.inv_mass >= 0.0, ws.cell,
+                                 ws.bucket_start, ws.bucket_body, ws.bucket_fill, ws.pair_a, ws.pair_b)
+            count = collide(model, self._bodies, ws, n_pairs) if n_pairs >= 0 else -1
             if count >= 0:
                 break
             self._pair_capacity *= 2
             self._contact_capacity *= 2
             self._ws = ws = new_workspace(model.n_bodies, self._pair_capacity, self._contact_capacity, len(PHASES))
             self._bodies = grow_cache(self._bodies, self._contact_capacity)
-            update_body_frames(model, self._bodies, ws, 0.0)
+            update_body_frames(model, self._bodies, ws, 0.0, 0.0)
         n_planes = len(self.scene.planes)
         n_walls = 5 * len(self.scene.boxes)
         for c in range(count):

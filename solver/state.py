@@ -34,7 +34,8 @@ class Workspace(NamedTuple):
     rotation: np.ndarray          # (N, 3, 3)
     shape: np.ndarray             # (N, 3, 3) R diag(a^2) R^T
     inv_inertia_world: np.ndarray  # (N, 3, 3)
-    half_extent: np.ndarray       # (N, 3) world AABB half sizes
+    half_extent: np.ndarray       # (N, 3) world AABB half sizes, grown by the reach
+    reach: np.ndarray             # (N,) contact margin plus distance travelled this substep
     pseudo_linear: np.ndarray     # (N, 3) split-impulse velocities
     pseudo_angular: np.ndarray    # (N, 3)
     cell: np.ndarray              # (N, 3) int64 grid cell of each body
@@ -101,7 +102,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
     table = hash_table_size(n)
     return Workspace(
         rotation=np.zeros((n, 3, 3)), shape=np.zeros((n, 3, 3)), inv_inertia_world=np.zeros((n, 3, 3)),
-        half_extent=np.zeros((n, 3)), pseudo_linear=np.zeros((n, 3)), pseudo_angular=np.zeros((n, 3)),
+        half_extent=np.zeros((n, 3)), reach=np.zeros(n), pseudo_linear=np.zeros((n, 3)), pseudo_angular=np.zeros((n, 3)),
         cell=np.zeros((n, 3), dtype=np.int64), bucket_start=np.zeros(table + 1, dtype=np.int64),
         bucket_body=np.zeros(n, dtype=np.int64), bucket_fill=np.zeros(table, dtype=np.int64),
         pair_a=np.zeros(pair_capacity, dtype=np.int64), pair_b=np.zeros(pair_capacity, dtype=np.int64),

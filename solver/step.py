@@ -37,7 +37,6 @@ class Settings(NamedTuple):
     restitution_threshold: float
     linear_damping: float
     angular_damping: float
-    cell_size: float
 
 
 @njit(cache=True, nogil=True)
@@ -55,14 +54,14 @@ def run_substeps(model, state, ws, settings, h, substeps):
     for _ in range(substeps):
         t0 = _clock()
         predict_velocities(model, state, h, settings.linear_damping, settings.angular_damping)
-        update_body_frames(model, state, ws, settings.margin)
+        update_body_frames(model, state, ws, settings.margin, h)
         t1 = _clock()
-        n_pairs = find_pairs(state.position, ws.half_extent, dynamic, settings.cell_size, ws.cell,
+        n_pairs = find_pairs(state.position, ws.half_extent, dynamic, ws.cell,
                              ws.bucket_start, ws.bucket_body, ws.bucket_fill, ws.pair_a, ws.pair_b)
         if n_pairs < 0:
             return PAIR_OVERFLOW
         t2 = _clock()
-        n_contacts = collide(model, state, ws, n_pairs, settings.margin)
+        n_contacts = collide(model, state, ws, n_pairs)
         if n_contacts < 0:
             return CONTACT_OVERFLOW
         t3 = _clock()
