@@ -68,6 +68,46 @@ def scenario_install(out, zip_path):
                 extension_dir=str(__import__("pathlib").Path(importlib.import_module(PKG).__file__).parent))
 
 
+class CheckingLayout:
+    """Stands in for UILayout (panels cannot draw without a window): checks every property and
+    operator a panel names exists, and records what it would show."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def __getattr__(self, name):  # row(), column(), box(), separator(), label(), progress(), ...
+        return lambda *args, **kwargs: CheckingLayout(self.log) if name in ("row", "column", "box", "split") else None
+
+    def __setattr__(self, name, value):
+        if name == "log":
+            object.__setattr__(self, name, value)
+
+    def prop(self, data, name, **kwargs):
+        assert name in data.bl_rna.properties, f"panel draws missing property {name!r} of {data!r}"
+        self.log.append(("prop", name))
+
+    def operator(self, idname, **kwargs):
+        category, op = idname.split(".")
+        assert hasattr(getattr(bpy.ops, category), op), f"panel shows missing operator {idname}"
+        self.log.append(("operator", idname))
+
+
+def draw_panels(objects):
+    """Run every panel's draw() for each object as the active one; returns what was drawn."""
+    ui = mod("ui")
+    drawn = []
+    for obj in objects:
+        bpy.context.view_layer.objects.active = obj
+        for cls in ui.CLASSES:
+            log = []
+            fake = type("P", (), {"layout": CheckingLayout(log)})()
+            if hasattr(cls, "poll") and not cls.poll(bpy.context):
+                continue
+            cls.draw(fake, bpy.context)
+            drawn.extend(log)
+    return drawn
+
+
 def scenario_fit_and_errors(out):
     scene = empty_scene()
     res = {}
@@ -132,6 +172,14 @@ def scenario_fit_and_errors(out):
     res["err_overlap"] = op_error(bpy.ops.quadric.simulate)
     res["status_after_overlap"] = scene.quadric.status
     res["fcurves_after_failed"] = len(mod("keyframes_compat").fcurves_of(sphere))
+
+    # Panels draw for a body, a collider and an object outside the simulation.
+    bpy.ops.mesh.primitive_plane_add(location=(0, 0, -3))
+    floor = bpy.context.object
+    select_only(floor)
+    bpy.ops.quadric.add_collider()
+    bpy.ops.mesh.primitive_cube_add(location=(9, 9, 9))
+    res["panels"] = draw_panels([sphere, floor, bpy.context.object])
     return res
 
 
@@ -332,6 +380,20 @@ def scenario_rope(out):
                 res["skin"][a.name].append(co.tolist())
                 ev.to_mesh_clear()
     return res
+
+
+def scenario_export(out, blend_path, json_path):
+    bpy.ops.wm.open_mainfile(filepath=blend_path)
+    enable()
+    return dict(result=sorted(bpy.ops.quadric.export_scene(filepath=json_path)))
+
+
+def scenario_import(out, blend_path, npz_path, *names):
+    bpy.ops.wm.open_mainfile(filepath=blend_path)
+    enable()
+    result = sorted(bpy.ops.quadric.import_recording(filepath=npz_path))
+    objs = [bpy.data.objects[n] for n in names]
+    return dict(result=result, keys=keyframe_dump(objs))
 
 
 def scenario_read_keys(out, blend_path, *names):

@@ -72,6 +72,17 @@ def test_bad_input_reports_a_clear_error_naming_the_object(fit, key, words):
         assert w in message, message
 
 
+def test_panels_draw_existing_properties_and_operators(fit):
+    drawn = {tuple(x) for x in fit["panels"]}
+    # What a user needs on screen, for bodies, colliders and objects not yet in the simulation.
+    for item in [("operator", "quadric.add_body"), ("operator", "quadric.add_collider"),
+                 ("operator", "quadric.make_rope"), ("operator", "quadric.simulate"),
+                 ("operator", "quadric.clear_bake"), ("prop", "body_type"), ("prop", "density"),
+                 ("prop", "friction"), ("prop", "rolling_friction"), ("prop", "spinning_friction"),
+                 ("prop", "restitution"), ("prop", "collider_kind"), ("prop", "substeps")]:
+        assert item in drawn, item
+
+
 def test_failed_simulation_changes_nothing(fit):
     assert fit["fcurves_after_failed"] == 0
     assert "Intruder" in fit["status_after_overlap"]
@@ -177,3 +188,19 @@ def test_bake_script_fails_with_nonzero_exit(baked, installed, tmp_path):
                            "--frames", "5", "5"], env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode != 0
     assert "frame range" in proc.stderr
+
+
+def test_export_scene_run_elsewhere_and_import_recording(baked, scenario, tmp_path):
+    scene_json = tmp_path / "scene.json"
+    assert scenario("export", baked["blend"], scene_json)["result"] == ["FINISHED"]
+    rec = tmp_path / "rec.npz"
+    proc = subprocess.run([sys.executable, "-m", "solver", "run", str(scene_json), "-o", str(rec), "--frames", "40",
+                           "--fps", "24", "--substeps", "8", "--quiet"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    imported = scenario("import", baked["blend"], rec, *baked["originals"].keys())
+    assert imported["result"] == ["FINISHED"]
+    assert imported["keys"].keys() == baked["operator_keys"].keys()
+    for key, (frames, values) in baked["operator_keys"].items():
+        assert imported["keys"][key][0] == frames
+        np.testing.assert_allclose(imported["keys"][key][1], values, atol=1e-6, err_msg=key)
