@@ -24,6 +24,15 @@ def _world_inverse_inertia(rotation, inv_local, out):
                          + rotation[r, 2] * rotation[c, 2] * inv_local[2])
 
 
+@njit(**JIT, inline="always")
+def _norm3(x, y, z):
+    """Euclidean norm that does not overflow for huge components (a diverging body must not poison others)."""
+    m = max(abs(x), max(abs(y), abs(z)))
+    if m == 0.0 or not np.isfinite(m):
+        return m
+    return m * np.sqrt((x / m) ** 2 + (y / m) ** 2 + (z / m) ** 2)
+
+
 @njit(**JIT)
 def update_body_frames(model, state, ws, margin, h):
     """Rotation, shape matrix, world inverse inertia, reach and AABB of every body.
@@ -37,8 +46,7 @@ def update_body_frames(model, state, ws, margin, h):
         _world_inverse_inertia(ws.rotation[i], model.inv_inertia_local[i], ws.inv_inertia_world[i])
         v = state.linear_velocity[i]
         w = state.angular_velocity[i]
-        speed = (np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-                 + np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * model.bounding_radius[i])
+        speed = _norm3(v[0], v[1], v[2]) + _norm3(w[0], w[1], w[2]) * model.bounding_radius[i]
         ws.reach[i] = margin + speed * h
         for k in range(3):
             ws.half_extent[i, k] = np.sqrt(ws.shape[i, k, k]) + ws.reach[i]
