@@ -24,7 +24,15 @@ class Recording:
         self.stats = stats if stats is not None else {
             "contacts": np.zeros(0, dtype=np.int64), "max_penetration": np.zeros(0),
             "kinetic_energy": np.zeros(0), "phase_seconds": np.zeros((0, len(phases)))}
-        self.ropes: list[dict] = []  # ROPE HOOK: per-rope node and segment arrays
+        self.ropes: list[dict] = []  # ROPE HOOK: per-rope name, nodes (F, n, 3), segments (F, n-1, 4)
+
+    def rope_nodes(self, rope: int) -> np.ndarray:
+        """Node positions of rope ``rope`` per frame: (frames, n, 3)."""
+        return self.ropes[rope]["nodes"]
+
+    def rope_segments(self, rope: int) -> np.ndarray:
+        """Segment quaternions (w, x, y, z) per frame, third axis along the segment: (frames, n-1, 4)."""
+        return self.ropes[rope]["segments"]
 
     @property
     def frames(self) -> int:
@@ -37,12 +45,18 @@ class Recording:
     def truncated(self, frames: int) -> "Recording":
         """The first ``frames`` frames (used to hand back finished frames of a failed run)."""
         stats = {key: value[:frames] for key, value in self.stats.items()}
-        return Recording(self.fps, self.body_names, self.phases, self.body_poses[:frames], stats)
+        recording = Recording(self.fps, self.body_names, self.phases, self.body_poses[:frames], stats)
+        recording.ropes = [dict(name=r["name"], nodes=r["nodes"][:frames], segments=r["segments"][:frames])
+                           for r in self.ropes]
+        return recording
 
     def save(self, path) -> None:
         meta = dict(format=RECORDING_FORMAT, version=1, fps=self.fps, body_names=self.body_names,
-                    phases=list(self.phases))
+                    phases=list(self.phases), rope_names=[r["name"] for r in self.ropes])
         arrays = {f"stats_{key}": value for key, value in self.stats.items()}
+        for k, rope in enumerate(self.ropes):
+            arrays[f"rope{k}_nodes"] = rope["nodes"]
+            arrays[f"rope{k}_segments"] = rope["segments"]
         with open(path, "wb") as handle:
             np.savez_compressed(handle, meta=np.array(json.dumps(meta)), body_poses=self.body_poses, **arrays)
 
@@ -53,4 +67,7 @@ class Recording:
             if meta.get("format") != RECORDING_FORMAT:
                 raise ValueError(f"{path}: not a Quadric Dynamics recording")
             stats = {key[len("stats_"):]: data[key] for key in data.files if key.startswith("stats_")}
-            return cls(meta["fps"], meta["body_names"], tuple(meta["phases"]), data["body_poses"], stats)
+            recording = cls(meta["fps"], meta["body_names"], tuple(meta["phases"]), data["body_poses"], stats)
+            recording.ropes = [dict(name=name, nodes=data[f"rope{k}_nodes"], segments=data[f"rope{k}_segments"])
+                               for k, name in enumerate(meta.get("rope_names", []))]
+            return recording

@@ -16,10 +16,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .rope_kernels import BAND, max_length_error, rope_advance, rope_substep
+from .rope_kernels import BAND, first_non_finite_rope, max_length_error, rope_advance, rope_substep
 
 __all__ = ["RopeModel", "RopeState", "FreeBodies", "build_ropes", "rope_substep", "rope_advance", "run_ropes",
-           "rope_joint_moments", "max_length_error", "rope_frames_from_points", "rope_nodes", "rope_segments"]
+           "rope_joint_moments", "max_length_error", "rope_frames_from_points", "rope_nodes", "rope_segments",
+           "validate_rope_spec", "copy_rope_state", "first_non_finite_rope"]
 
 DEFAULTS = dict(radius=0.015, density=1200.0, young_modulus=5e4, shear_modulus=1e5, damping=0.0,
                 internal_damping=0.0, material=0, pinned=(), clamped=(), attachments=(), name=None)
@@ -38,10 +39,12 @@ class RopeModel(NamedTuple):
     rope_damping: np.ndarray      # (R,) velocity damping rate 1/s
     rope_material: np.ndarray     # (R,) int64
     rope_clamped: np.ndarray      # (R, 2) int64: start / end clamped
+    rope_friction: np.ndarray     # (R,) Coulomb friction of the rope's material
     node_mass: np.ndarray         # (Nn,)
     node_inv_mass: np.ndarray     # (Nn,) zero for pinned nodes
     node_attachment: np.ndarray   # (Nn,) int64 index into att_*, -1 if none
     seg_rest_length: np.ndarray   # (Ns,)
+    seg_rope: np.ndarray          # (Ns,) int64 rope of each segment
     seg_inertia: np.ndarray       # (Ns, 3) principal, segment frame
     seg_inv_inertia: np.ndarray   # (Ns, 3)
     joint_rest_length: np.ndarray  # (Nj,) l_bar
@@ -52,7 +55,8 @@ class RopeModel(NamedTuple):
     att_node: np.ndarray          # (A,) int64
     att_body: np.ndarray          # (A,) int64
     att_local: np.ndarray         # (A, 3) point in the body frame
-    iterations: int               # outer iterations of attachments + direct rope solve
+    iterations: int               # outer iterations of attachments, contacts and the direct rope solve
+    contact_iterations: int       # contact sweeps per outer iteration
     stretch_erp: float            # drift feedback of the stretch-shear rows
     attachment_erp: float
     length_erp: float             # error-reduction parameter of the inextensibility stabilisation
@@ -70,6 +74,7 @@ class RopeState(NamedTuple):
     seg_tension: np.ndarray          # (Ns,) tension of the last substep, N
     work_band: np.ndarray
     work_rhs: np.ndarray
+    work_lambda: np.ndarray          # impulses of the banded solve accumulated over a substep's iterations
     work_seg_rot: np.ndarray
     work_seg_inv_inertia: np.ndarray
     work_seg_node_jac: np.ndarray
@@ -88,6 +93,25 @@ class RopeState(NamedTuple):
     work_tri_diag: np.ndarray
     work_tri_off: np.ndarray
     work_tri_rhs: np.ndarray
+    # contacts of the current substep (rope_contacts): rope point = (1 - t) x[nodes[0]] + t x[nodes[1]]
+    contact_count: np.ndarray     # (2,) int64: contacts, contacts dropped for lack of room
+    contact_kind: np.ndarray      # (C,) int64: static collider, body or rope segment
+    contact_rope: np.ndarray      # (C,) int64
+    contact_nodes: np.ndarray     # (C, 2) int64
+    contact_t: np.ndarray         # (C, 2) along the rope segment and along the other segment
+    contact_other: np.ndarray     # (C,) int64 static id, body or segment
+    contact_normal: np.ndarray    # (C, 3) pushes the rope point away from the other side
+    contact_point: np.ndarray     # (C, 3) point on the other side (bodies)
+    contact_gap: np.ndarray       # (C,) distance between surfaces, negative when overlapping
+    contact_friction: np.ndarray  # (C,)
+    contact_impulse: np.ndarray   # (C, 4) normal, friction vector
+    work_contact_center: np.ndarray
+    work_contact_inv_inertia: np.ndarray
+    grid_cell: np.ndarray         # (Ns, 3) int64
+    grid_key: np.ndarray          # (Ns,) int64
+    grid_bucket_start: np.ndarray  # (T+1,) int64
+    grid_fill: np.ndarray         # (T,) int64
+    grid_items: np.ndarray        # (Ns,) int64
 
 
 # ----------------------------------------------------------------------------------------------
@@ -181,7 +205,8 @@ def _node_index(label, field, value, n):
     return index % n
 
 
-def _validated(spec, index, n_bodies):
+def validate_rope_spec(spec, index, n_bodies):
+    """Check one rope spec (add_rope arguments as a dict); ValueError names the rope and the field."""
     unknown = set(spec) - set(DEFAULTS) - {"points"}
     label = _rope_label(spec, index)
     if unknown:
@@ -263,10 +288,13 @@ def _validated(spec, index, n_bodies):
 # ----------------------------------------------------------------------------------------------
 # building
 
-def build_ropes(rope_specs, n_bodies=0, iterations=1, stretch_erp=1.0, attachment_erp=0.2, length_erp=1.0,
-                length_iterations=4, length_tolerance=1e-9):
-    """Validate rope specs (dicts of add_rope arguments) and build the flat (RopeModel, RopeState)."""
-    ropes = [_validated(dict(spec), k, n_bodies) for k, spec in enumerate(rope_specs)]
+def build_ropes(rope_specs, n_bodies=0, material_friction=None, iterations=2, contact_iterations=2, stretch_erp=1.0,
+                attachment_erp=0.2, length_erp=1.0, length_iterations=4, length_tolerance=1e-9):
+    """Validate rope specs (dicts of add_rope arguments) and build the flat (RopeModel, RopeState).
+
+    material_friction: friction coefficient per material index (default 0.5 for every rope).
+    """
+    ropes = [validate_rope_spec(dict(spec), k, n_bodies) for k, spec in enumerate(rope_specs)]
     n_nodes = np.array([len(r["points"]) for r in ropes], dtype=np.int64)
     node_start = np.concatenate([[0], np.cumsum(n_nodes)]).astype(np.int64)
     seg_start = np.concatenate([[0], np.cumsum(n_nodes - 1)]).astype(np.int64)
@@ -337,32 +365,61 @@ def build_ropes(rope_specs, n_bodies=0, iterations=1, stretch_erp=1.0, attachmen
     seg_inv_inertia = np.zeros_like(seg_inertia)
     np.divide(1.0, seg_inertia, out=seg_inv_inertia, where=seg_inertia > 0.0)
     n_att = len(att_node)
+    capacity = 8 * nn + 64  # contacts per substep; more are dropped and counted in contact_count[1]
+    table = 1 << max(4, int(2 * max(ns, 1) - 1).bit_length())  # hash table of the contact grid, >= 2 Ns
     model = RopeModel(
         rope_node_start=node_start, rope_seg_start=seg_start, rope_joint_start=joint_start, rope_row_start=row_start,
         rope_radius=np.array([r["radius"] for r in ropes], dtype=np.float64),
         rope_damping=np.array([r["damping"] for r in ropes], dtype=np.float64),
         rope_material=np.array([r["material"] for r in ropes], dtype=np.int64),
-        rope_clamped=clamped, node_mass=node_mass, node_inv_mass=node_inv_mass, node_attachment=node_attachment,
-        seg_rest_length=seg_rest_length, seg_inertia=seg_inertia, seg_inv_inertia=seg_inv_inertia,
+        rope_clamped=clamped, rope_friction=np.array(
+            [0.5 if material_friction is None else float(material_friction[r["material"]]) for r in ropes],
+            dtype=np.float64),
+        node_mass=node_mass, node_inv_mass=node_inv_mass, node_attachment=node_attachment,
+        seg_rest_length=seg_rest_length,
+        seg_rope=np.repeat(np.arange(n_ropes, dtype=np.int64), n_nodes - 1), seg_inertia=seg_inertia, seg_inv_inertia=seg_inv_inertia,
         joint_rest_length=joint_rest_length, joint_rest_darboux=joint_rest_darboux, joint_stiffness=joint_stiffness,
         joint_damping=joint_damping, joint_active=joint_active,
         att_node=np.array(att_node, dtype=np.int64), att_body=np.array(att_body, dtype=np.int64),
         att_local=np.array(att_local, dtype=np.float64).reshape(n_att, 3),
-        iterations=int(iterations), stretch_erp=float(stretch_erp), attachment_erp=float(attachment_erp),
+        iterations=int(iterations), contact_iterations=int(contact_iterations), stretch_erp=float(stretch_erp), attachment_erp=float(attachment_erp),
         length_erp=float(length_erp), length_iterations=int(length_iterations),
         length_tolerance=float(length_tolerance))
     state = RopeState(
         node_position=positions, node_velocity=np.zeros((nn, 3)), seg_orientation=orientations,
         seg_angular_velocity=np.zeros((ns, 3)), clamp_orientation=clamp_orientation, seg_tension=np.zeros(ns),
-        work_band=np.zeros((nrows, BAND + 1)), work_rhs=np.zeros(nrows), work_seg_rot=np.zeros((ns, 3, 3)),
+        work_band=np.zeros((nrows, BAND + 1)), work_rhs=np.zeros(nrows), work_lambda=np.zeros(nrows),
+        work_seg_rot=np.zeros((ns, 3, 3)),
         work_seg_inv_inertia=np.zeros((ns, 3, 3)), work_seg_node_jac=np.zeros((ns, 3, 3)),
         work_seg_rot_jac=np.zeros((ns, 3, 3)), work_seg_err=np.zeros((ns, 3)), work_joint_err=np.zeros((nj, 3)),
         work_joint_jac=np.zeros((nj, 3, 3)), work_att_lever=np.zeros((n_att, 3)),
         work_att_body_inv_inertia=np.zeros((n_att, 3, 3)), work_att_kb=np.zeros((n_att, 3, 3)),
         work_att_eff_mass=np.zeros((n_att, 3, 3)), work_att_split=np.zeros((n_att, 3, 3)),
         work_att_node_w=np.zeros((n_att, 3, 3)), work_node_w=np.zeros((nn, 3, 3)), work_dir=np.zeros((ns, 3)), work_tri_diag=np.zeros(ns),
-        work_tri_off=np.zeros(ns), work_tri_rhs=np.zeros(ns))
+        work_tri_off=np.zeros(ns), work_tri_rhs=np.zeros(ns),
+        contact_count=np.zeros(2, dtype=np.int64), contact_kind=np.zeros(capacity, dtype=np.int64),
+        contact_rope=np.zeros(capacity, dtype=np.int64), contact_nodes=np.zeros((capacity, 2), dtype=np.int64),
+        contact_t=np.zeros((capacity, 2)), contact_other=np.zeros(capacity, dtype=np.int64),
+        contact_normal=np.zeros((capacity, 3)), contact_point=np.zeros((capacity, 3)), contact_gap=np.zeros(capacity),
+        contact_friction=np.zeros(capacity), contact_impulse=np.zeros((capacity, 4)),
+        work_contact_center=np.zeros((capacity, 3)), work_contact_inv_inertia=np.zeros((capacity, 3, 3)),
+        grid_cell=np.zeros((ns, 3), dtype=np.int64), grid_key=np.zeros(ns, dtype=np.int64),
+        grid_bucket_start=np.zeros(table + 1, dtype=np.int64), grid_fill=np.zeros(table, dtype=np.int64),
+        grid_items=np.zeros(ns, dtype=np.int64))
     return model, state
+
+
+def copy_rope_state(state):
+    """A copy of the dynamic fields; the work_* scratch arrays are shared (they carry nothing between substeps)."""
+    return state._replace(**{field: getattr(state, field).copy() for field in state._fields
+                             if not field.startswith("work_")})
+
+
+def restore_rope_state(target, source):
+    """Copy the dynamic fields of ``source`` into ``target`` in place."""
+    for field in target._fields:
+        if not field.startswith("work_"):
+            getattr(target, field)[...] = getattr(source, field)
 
 
 # ----------------------------------------------------------------------------------------------

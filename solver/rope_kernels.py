@@ -20,6 +20,8 @@ import numpy as np
 from numba import njit
 
 from .math3d import JIT, cross, quat_mul, quat_to_matrix, rotate_by_rotation_vector
+from .rope_contacts import prepare_rope_contacts, solve_rope_contacts
+from .rope_impulses import apply_body_impulse, apply_node_impulse
 
 BAND = 8  # scalar half-bandwidth: blocks couple to blocks two away, 3 rows each -> 3*2+2
 S_REGULARISATION = 1e-9  # relative compliance on hard rows that pins can make dependent
@@ -325,40 +327,6 @@ def _matmul3(a, b, out):
 
 
 @njit(**JIT)
-def _apply_node_impulse(model, state, node, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass):
-    a = model.node_attachment[node]
-    if a < 0:
-        w = state.work_node_w[node]
-        state.node_velocity[node, 0] += w[0, 0] * px + w[0, 1] * py + w[0, 2] * pz
-        state.node_velocity[node, 1] += w[1, 0] * px + w[1, 1] * py + w[1, 2] * pz
-        state.node_velocity[node, 2] += w[2, 0] * px + w[2, 1] * py + w[2, 2] * pz
-        return
-    split = state.work_att_split[a]
-    bx = split[0, 0] * px + split[0, 1] * py + split[0, 2] * pz
-    by = split[1, 0] * px + split[1, 1] * py + split[1, 2] * pz
-    bz = split[2, 0] * px + split[2, 1] * py + split[2, 2] * pz
-    kb = state.work_att_kb[a]
-    state.node_velocity[node, 0] += kb[0, 0] * bx + kb[0, 1] * by + kb[0, 2] * bz
-    state.node_velocity[node, 1] += kb[1, 0] * bx + kb[1, 1] * by + kb[1, 2] * bz
-    state.node_velocity[node, 2] += kb[2, 0] * bx + kb[2, 1] * by + kb[2, 2] * bz
-    _apply_body_impulse(model, state, a, bx, by, bz, body_linear_velocity, body_angular_velocity, body_inv_mass)
-
-
-@njit(**JIT)
-def _apply_body_impulse(model, state, a, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass):
-    b = model.att_body[a]
-    wb = body_inv_mass[b]
-    body_linear_velocity[b, 0] += wb * px
-    body_linear_velocity[b, 1] += wb * py
-    body_linear_velocity[b, 2] += wb * pz
-    tx, ty, tz = cross(state.work_att_lever[a, 0], state.work_att_lever[a, 1], state.work_att_lever[a, 2], px, py, pz)
-    ii = state.work_att_body_inv_inertia[a]
-    body_angular_velocity[b, 0] += ii[0, 0] * tx + ii[0, 1] * ty + ii[0, 2] * tz
-    body_angular_velocity[b, 1] += ii[1, 0] * tx + ii[1, 1] * ty + ii[1, 2] * tz
-    body_angular_velocity[b, 2] += ii[2, 0] * tx + ii[2, 1] * ty + ii[2, 2] * tz
-
-
-@njit(**JIT)
 def _node_inverse_mass_quadratic(model, state, node, ax, ay, az, bx, by, bz):
     """a^T W b for the inverse mass W of a node (combined with its body when attached)."""
     w = state.work_node_w[node]
@@ -412,7 +380,7 @@ def _solve_attachments(model, state, h, body_position, body_linear_velocity, bod
         state.node_velocity[node, 0] += wn[0, 0] * px + wn[0, 1] * py + wn[0, 2] * pz
         state.node_velocity[node, 1] += wn[1, 0] * px + wn[1, 1] * py + wn[1, 2] * pz
         state.node_velocity[node, 2] += wn[2, 0] * px + wn[2, 1] * py + wn[2, 2] * pz
-        _apply_body_impulse(model, state, a, -px, -py, -pz, body_linear_velocity, body_angular_velocity, body_inv_mass)
+        apply_body_impulse(model, state, a, -px, -py, -pz, body_linear_velocity, body_angular_velocity, body_inv_mass)
 
 
 @njit(**JIT)
@@ -534,7 +502,8 @@ def _rope_rhs(model, state, r, h):
             k = model.joint_rest_length[jt] * model.joint_stiffness[jt, c]
             gamma = h * h * k + h * model.joint_damping[jt] * k
             rate = g[c, 0] * dx + g[c, 1] * dy + g[c, 2] * dz
-            rhs[base + c] = -rate - (h * k / gamma) * state.work_joint_err[jt, c]
+            # the compliance term sees the impulse already applied in earlier iterations of this substep
+            rhs[base + c] = -rate - (h * k / gamma) * state.work_joint_err[jt, c] - state.work_lambda[base + c] / gamma
 
 
 @njit(**JIT)
@@ -561,7 +530,7 @@ def _apply_rope_impulses(model, state, r, h, body_linear_velocity, body_angular_
             px -= nj[0, 0] * lam[base] + nj[1, 0] * lam[base + 1] + nj[2, 0] * lam[base + 2]
             py -= nj[0, 1] * lam[base] + nj[1, 1] * lam[base + 1] + nj[2, 1] * lam[base + 2]
             pz -= nj[0, 2] * lam[base] + nj[1, 2] * lam[base + 1] + nj[2, 2] * lam[base + 2]
-        _apply_node_impulse(model, state, n0 + a, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass)
+        apply_node_impulse(model, state, n0 + a, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass)
     for j in range(m):
         seg = s0 + j
         base = r0 + 3 * (2 * j + 1)
@@ -677,7 +646,7 @@ def _thomas_pass(model, state, r, h, predicted, erp, body_linear_velocity, body_
             px -= rhs[seg] * direction[seg, 0]
             py -= rhs[seg] * direction[seg, 1]
             pz -= rhs[seg] * direction[seg, 2]
-        _apply_node_impulse(model, state, n0 + a, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass)
+        apply_node_impulse(model, state, n0 + a, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass)
     return worst
 
 
@@ -711,13 +680,22 @@ def rope_substep(rope_model, rope_state, h, gravity, body_position, body_orienta
     for r in range(n_ropes):
         _assemble_rope_system(model, state, r, h)
     state.seg_tension[:] = 0.0  # re-accumulated from this substep's impulses
+    prepare_rope_contacts(model, state, body_position, body_orientation, body_inv_inertia_local)
+    state.work_lambda[:] = 0.0
     for it in range(model.iterations):
         _solve_attachments(model, state, h, body_position, body_linear_velocity, body_angular_velocity, body_inv_mass)
+        for sweep in range(model.contact_iterations):
+            solve_rope_contacts(model, state, h, body_linear_velocity, body_angular_velocity, body_inv_mass)
         for r in range(n_ropes):
             r0 = model.rope_row_start[r]
             _rope_rhs(model, state, r, h)
             _band_solve(state.work_band, r0, model.rope_row_start[r + 1] - r0, state.work_rhs)
+            for row in range(r0, model.rope_row_start[r + 1]):
+                state.work_lambda[row] += state.work_rhs[row]
             _apply_rope_impulses(model, state, r, h, body_linear_velocity, body_angular_velocity, body_inv_mass)
+    # contacts get the last word on velocities before inextensibility, which only acts along the rope
+    for sweep in range(model.contact_iterations):
+        solve_rope_contacts(model, state, h, body_linear_velocity, body_angular_velocity, body_inv_mass)
     for r in range(n_ropes):
         _thomas_pass(model, state, r, h, False, 1.0, body_linear_velocity, body_angular_velocity, body_inv_mass)
         for it in range(model.length_iterations):
@@ -726,6 +704,17 @@ def rope_substep(rope_model, rope_state, h, gravity, body_position, body_orienta
             if worst < model.length_tolerance:
                 break
     _integrate(model, state, h)
+
+
+@njit(**JIT)
+def first_non_finite_rope(rope_model, rope_state):
+    """Index of the first rope with a non-finite node position or velocity, or -1."""
+    for r in range(rope_model.rope_radius.shape[0]):
+        for i in range(rope_model.rope_node_start[r], rope_model.rope_node_start[r + 1]):
+            for c in range(3):
+                if not (math.isfinite(rope_state.node_position[i, c]) and math.isfinite(rope_state.node_velocity[i, c])):
+                    return r
+    return -1
 
 
 @njit(**JIT)

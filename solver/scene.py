@@ -217,6 +217,34 @@ class Scene:
                                material=self._material_index(owner, material)))
         return index
 
+    # ------------------------------------------------------------------- ropes
+    def add_rope(self, points, radius=0.015, density=1200.0, young_modulus=5e4, shear_modulus=1e5, damping=0.0,
+                 material=None, pinned=(), attachments=(), name=None, clamped=()) -> int:
+        """Add a Cosserat rope through ``points`` (n >= 2, 3) and return its rope index.
+
+        The rope keeps the drawn length and shape at rest (it bends back to a drawn coil).
+        radius (m), density (kg/m^3), young_modulus and shear_modulus (Pa) give the bending and twisting
+        stiffness; damping is a velocity damping rate (1/s). pinned: node indices fixed in space;
+        clamped: end nodes (0 or n-1) whose position and frame are both held; attachments: (node, body,
+        local_point) ties a node to a point given in the body's frame (the rope and the body pull on each
+        other). Bodies must be added before the ropes tied to them.
+        """
+        from .rope import validate_rope_spec
+
+        index = len(self.ropes)
+        spec = validate_rope_spec(dict(points=points, radius=radius, density=density, young_modulus=young_modulus,
+                                       shear_modulus=shear_modulus, damping=damping, pinned=pinned,
+                                       clamped=clamped, attachments=attachments, name=name), index,
+                                  len(self.bodies))
+        owner = f"rope {name!r}" if name else f"rope {index}"
+        self.ropes.append(dict(
+            name=name, points=spec["points"].tolist(), radius=spec["radius"], density=spec["density"],
+            young_modulus=spec["young_modulus"], shear_modulus=spec["shear_modulus"], damping=spec["damping"],
+            material=self._material_index(owner, material), pinned=list(spec["pinned"]),
+            clamped=list(spec["clamped"]),
+            attachments=[[node, body, [float(x) for x in local]] for node, body, local in spec["attachments"]]))
+        return index
+
     # ------------------------------------------------------------------- files
     def to_dict(self) -> dict:
         return dict(format=SCENE_FORMAT, version=SCENE_VERSION, gravity=list(self.gravity),
@@ -251,7 +279,8 @@ class Scene:
         for tube in data["tubes"]:
             scene.add_tube(tube["center"], tube["axis"], tube["radius"], tube["length"],
                            materials[tube["material"]], tube["name"])
-        # ROPE HOOK: load data["ropes"] through scene.add_rope
+        for rope in data.get("ropes", []):  # ROPE HOOK
+            scene.add_rope(**{**rope, "material": materials[rope["material"]]})
         return scene
 
     @classmethod

@@ -8,6 +8,7 @@ from .collision import collide
 from .integrate import kinetic_energy, update_body_frames
 from .model import build_model
 from .recording import Recording
+from .rope import build_ropes, copy_rope_state, restore_rope_state, rope_nodes, rope_segments
 from .state import (IMPULSE_WIDTH, BodyState, copy_body_state, grow_cache, new_body_state,
                     new_workspace)
 from .step import CONTACT_OVERFLOW, DIVERGED, OK, PAIR_OVERFLOW, PHASES, Settings, run_substeps
@@ -49,9 +50,22 @@ class State:
     time = property(lambda self: float(self.bodies.time[0]))
 
     def copy(self) -> "State":
-        return State(copy_body_state(self.bodies))
+        state = State(copy_body_state(self.bodies))
+        if self.rope_state is not None:
+            state.rope_model, state.rope_state = self.rope_model, copy_rope_state(self.rope_state)
+        return state
 
-    # ROPE HOOK: def rope_nodes(self, rope): ...
+    # ROPE HOOK: ropes (set by Simulation.state)
+    rope_model = None
+    rope_state = None
+
+    def rope_nodes(self, rope: int) -> np.ndarray:
+        """Node positions (n, 3) of rope ``rope``."""
+        return rope_nodes(self.rope_model, self.rope_state, rope)
+
+    def rope_segments(self, rope: int) -> np.ndarray:
+        """Segment quaternions (n-1, 4) of rope ``rope``; third axis along the segment."""
+        return rope_segments(self.rope_model, self.rope_state, rope)
 
 
 class Simulation:
@@ -93,6 +107,8 @@ class Simulation:
         self._bodies = new_body_state(scene.bodies, self._contact_capacity)
         self._ws = new_workspace(n, self._pair_capacity, self._contact_capacity, len(PHASES))
         # ROPE HOOK: build rope model/state from scene.ropes
+        self._rope_model, self._rope_state = build_ropes(scene.ropes, n_bodies=n,
+                                                         material_friction=self.model.material_friction)
         self.stats = {}
         self._frame = 0
         if overlap_tolerance is not None and n:
@@ -102,7 +118,9 @@ class Simulation:
     # ---------------------------------------------------------------- public
     @property
     def state(self) -> State:
-        return State(self._bodies)
+        state = State(self._bodies)
+        state.rope_model, state.rope_state = self._rope_model, self._rope_state
+        return state
 
     @property
     def time(self) -> float:
@@ -130,6 +148,8 @@ class Simulation:
         recording = Recording(fps, names, PHASES, np.zeros((frames, n, 7)), {
             "contacts": np.zeros(frames, dtype=np.int64), "max_penetration": np.zeros(frames),
             "kinetic_energy": np.zeros(frames), "phase_seconds": np.zeros((frames, len(PHASES)))})
+        recording.ropes = [dict(name=rope["name"], nodes=np.zeros((frames, len(rope["points"]), 3)),
+                                segments=np.zeros((frames, len(rope["points"]) - 1, 4))) for rope in self.scene.ropes]
         self._record(recording, 0)
         if progress is not None:
             progress(1, frames)
@@ -151,12 +171,18 @@ class Simulation:
         ws = self._ws
         ws.phase_seconds[:] = 0.0
         snapshot = copy_body_state(self._bodies)
+        rope_snapshot = copy_rope_state(self._rope_state)
         while True:
-            status = run_substeps(self.model, self._bodies, ws, self.settings, h, substeps)
+            status = run_substeps(self.model, self._bodies, ws, self.settings, h, substeps, self._rope_model,
+                                  self._rope_state)
             if status == OK:
                 break
             if status == DIVERGED:
                 body = int(ws.counters[3])
+                if body < 0:  # a rope: reported as body -1 - rope with the rope's name
+                    rope = -1 - body
+                    raise SimulationDiverged(frame, body, self.scene.ropes[rope]["name"] or f"rope {rope}",
+                                             self.time, None)
                 raise SimulationDiverged(frame, body, self.scene.bodies[body]["name"], self.time, None)
             # a buffer was too small: grow it geometrically and redo the whole call from the snapshot
             if status == PAIR_OVERFLOW:
@@ -166,6 +192,7 @@ class Simulation:
             self._ws = ws = new_workspace(self.model.n_bodies, self._pair_capacity, self._contact_capacity,
                                           len(PHASES))
             self._bodies = grow_cache(copy_body_state(snapshot), self._contact_capacity)
+            restore_rope_state(self._rope_state, rope_snapshot)
         self._update_stats(substeps)
 
     def _update_stats(self, substeps: int) -> None:
@@ -184,6 +211,9 @@ class Simulation:
     def _record(self, recording: Recording, frame: int) -> None:
         recording.body_poses[frame, :, :3] = self._bodies.position
         recording.body_poses[frame, :, 3:] = self._bodies.orientation
+        for r, rope in enumerate(recording.ropes):
+            rope["nodes"][frame] = rope_nodes(self._rope_model, self._rope_state, r)
+            rope["segments"][frame] = rope_segments(self._rope_model, self._rope_state, r)
         recording.stats["contacts"][frame] = self.stats["contacts"]
         recording.stats["max_penetration"][frame] = self.stats["max_penetration"]
         recording.stats["kinetic_energy"][frame] = self.stats["kinetic_energy"]

@@ -22,6 +22,8 @@ from .collision import collide
 from .contact_solver import apply_restitution, prepare_contacts, solve_penetration, solve_velocities, store_impulses, warm_start
 from .integrate import first_non_finite_body, integrate_positions, predict_velocities, update_body_frames
 from .math3d import JIT
+from .rope_contacts import rope_collide
+from .rope_kernels import first_non_finite_rope, rope_substep
 
 PHASES = ("forces", "broad_phase", "narrow_phase", "contact_solve", "ropes", "integrate")
 
@@ -47,7 +49,7 @@ def _clock():
 
 
 @njit(**JIT)
-def run_substeps(model, state, ws, settings, h, substeps):
+def run_substeps(model, state, ws, settings, h, substeps, rope_model, rope_state):
     """Advance ``substeps`` substeps of length h. Returns OK or an overflow/divergence code."""
     times = ws.phase_seconds
     dynamic = model.inv_mass > 0.0
@@ -84,6 +86,14 @@ def run_substeps(model, state, ws, settings, h, substeps):
                        state.cache_normal, state.cache_impulse, state.cache_count, n_contacts)
         t4 = _clock()
         # ROPE HOOK: rope substep (internal constraints, pins, attachments, rope contacts)
+        if rope_model.rope_radius.shape[0] > 0:
+            rope_collide(rope_model, rope_state, model, state.position, state.orientation, ws.rotation, h)
+            rope_substep(rope_model, rope_state, h, model.gravity, state.position, state.orientation,
+                         state.linear_velocity, state.angular_velocity, model.inv_mass, model.inv_inertia_local)
+            bad_rope = first_non_finite_rope(rope_model, rope_state)
+            if bad_rope >= 0:
+                ws.counters[3] = -1 - bad_rope
+                return DIVERGED
         t5 = _clock()
         integrate_positions(model, state, ws, h)
         state.time[0] += h

@@ -1,0 +1,528 @@
+"""Rope contacts: each segment is a capsule (its axis inflated by the rope radius).
+
+Contacts are found once per substep (rope_collide) and solved by sequential impulses inside the rope
+substep (solve_rope_contacts), with Coulomb friction, two-way with dynamic bodies:
+
+- nodes against planes, box-container walls and tube walls (for a capsule these touch first at an end),
+- segments against ellipsoids (the segment point deepest in the ellipsoid's metric, then an exact
+  sphere-ellipsoid distance),
+- segments against segments of any rope, itself included (closest points of the two axes).
+
+Candidates come from a hashed uniform grid over segment midpoints. Contacts are speculative: a pair
+closer than what can be travelled in the substep is kept and may close at most its gap, so ropes do not
+tunnel at the speeds they reach.
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from .math3d import JIT, cross
+from .model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
+from .rope_impulses import apply_node_impulse
+
+KIND_STATIC, KIND_BODY, KIND_ROPE = 0, 1, 2
+CONTACT_ERP = 0.2      # fraction of the overlap beyond the slop removed per substep
+CONTACT_SLOP = 0.02    # overlap left alone, as a fraction of the rope radius
+
+
+@njit(**JIT)
+def _cell_hash(ix, iy, iz, table):
+    h = (ix * 73856093) ^ (iy * 19349663) ^ (iz * 83492791)
+    return h & (table - 1)
+
+
+@njit(**JIT)
+def _build_grid(model, state, cell):
+    """Bucket every segment by the grid cell of its midpoint (counting sort into a hashed table)."""
+    table = state.grid_bucket_start.shape[0] - 1
+    state.grid_bucket_start[:] = 0
+    for r in range(model.rope_radius.shape[0]):
+        n0 = model.rope_node_start[r]
+        s0 = model.rope_seg_start[r]
+        for s in range(s0, model.rope_seg_start[r + 1]):
+            a = n0 + s - s0
+            for c in range(3):
+                mid = 0.5 * (state.node_position[a, c] + state.node_position[a + 1, c])
+                state.grid_cell[s, c] = int(math.floor(mid / cell))
+            key = _cell_hash(state.grid_cell[s, 0], state.grid_cell[s, 1], state.grid_cell[s, 2], table)
+            state.grid_key[s] = key
+            state.grid_bucket_start[key + 1] += 1
+    for k in range(table):
+        state.grid_bucket_start[k + 1] += state.grid_bucket_start[k]
+    state.grid_fill[:] = 0
+    for s in range(state.grid_key.shape[0]):
+        key = state.grid_key[s]
+        state.grid_items[state.grid_bucket_start[key] + state.grid_fill[key]] = s
+        state.grid_fill[key] += 1
+
+
+@njit(**JIT)
+def _segment_nodes(model, seg_rope, s):
+    r = seg_rope[s]
+    a = model.rope_node_start[r] + s - model.rope_seg_start[r]
+    return a, a + 1
+
+
+@njit(**JIT)
+def _emit(state, kind, rope, node_a, node_b, t, other, other_t, nx, ny, nz, px, py, pz, gap, friction):
+    c = state.contact_count[0]
+    if c >= state.contact_kind.shape[0]:
+        state.contact_count[1] += 1  # overflow: dropped
+        return
+    state.contact_kind[c] = kind
+    state.contact_rope[c] = rope
+    state.contact_nodes[c, 0] = node_a
+    state.contact_nodes[c, 1] = node_b
+    state.contact_t[c, 0] = t
+    state.contact_other[c] = other
+    state.contact_t[c, 1] = other_t
+    state.contact_normal[c, 0] = nx
+    state.contact_normal[c, 1] = ny
+    state.contact_normal[c, 2] = nz
+    state.contact_point[c, 0] = px
+    state.contact_point[c, 1] = py
+    state.contact_point[c, 2] = pz
+    state.contact_gap[c] = gap
+    state.contact_friction[c] = friction
+    state.contact_impulse[c, :] = 0.0
+    state.contact_count[0] = c + 1
+
+
+@njit(**JIT)
+def _point_ellipsoid(qx, qy, qz, a0, a1, a2):
+    """Closest point on the ellipsoid x^2/a0^2 + ... = 1 to q (local frame) and the signed distance
+    (negative inside), by safeguarded Newton on the Lagrange multiplier t: x_i = a_i^2 q_i / (a_i^2 + t)."""
+    s0, s1, s2 = a0 * a0, a1 * a1, a2 * a2
+    inside = qx * qx / s0 + qy * qy / s1 + qz * qz / s2 < 1.0
+    lo = -min(s0, min(s1, s2))
+    norm_q = math.sqrt(qx * qx + qy * qy + qz * qz)
+    hi = max(a0, max(a1, a2)) * norm_q + 1e-12
+    if inside:
+        hi = 0.0
+    else:
+        lo = 0.0
+    t = 0.5 * (lo + hi)
+    for _ in range(60):
+        e0 = a0 * qx / (s0 + t)
+        e1 = a1 * qy / (s1 + t)
+        e2 = a2 * qz / (s2 + t)
+        f = e0 * e0 + e1 * e1 + e2 * e2 - 1.0
+        if f > 0.0:
+            lo = t
+        else:
+            hi = t
+        df = -2.0 * (e0 * e0 / (s0 + t) + e1 * e1 / (s1 + t) + e2 * e2 / (s2 + t))
+        step = t - f / df if df != 0.0 else 0.5 * (lo + hi)
+        t = step if lo < step < hi else 0.5 * (lo + hi)
+        if hi - lo < 1e-14 * (1.0 + abs(t)):
+            break
+    x0 = s0 * qx / (s0 + t)
+    x1 = s1 * qy / (s1 + t)
+    x2 = s2 * qz / (s2 + t)
+    dist = math.sqrt((qx - x0) ** 2 + (qy - x1) ** 2 + (qz - x2) ** 2)
+    # outward normal: gradient at the surface point
+    nx, ny, nz = x0 / s0, x1 / s1, x2 / s2
+    nn = math.sqrt(nx * nx + ny * ny + nz * nz)
+    return x0, x1, x2, nx / nn, ny / nn, nz / nn, (-dist if inside else dist)
+
+
+@njit(**JIT)
+def _segment_segment(p0, p1, q0, q1):
+    """Parameters (s, t) of the closest points of segments p0p1 and q0q1 (clamped)."""
+    d1x, d1y, d1z = p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]
+    d2x, d2y, d2z = q1[0] - q0[0], q1[1] - q0[1], q1[2] - q0[2]
+    rx, ry, rz = p0[0] - q0[0], p0[1] - q0[1], p0[2] - q0[2]
+    a = d1x * d1x + d1y * d1y + d1z * d1z
+    e = d2x * d2x + d2y * d2y + d2z * d2z
+    f = d2x * rx + d2y * ry + d2z * rz
+    c = d1x * rx + d1y * ry + d1z * rz
+    b = d1x * d2x + d1y * d2y + d1z * d2z
+    denom = a * e - b * b
+    s = min(max((b * f - c * e) / denom, 0.0), 1.0) if denom > 1e-14 * a * e else 0.0
+    t = (b * s + f) / e
+    if t < 0.0:
+        t = 0.0
+        s = min(max(-c / a, 0.0), 1.0)
+    elif t > 1.0:
+        t = 1.0
+        s = min(max((b - c) / a, 0.0), 1.0)
+    return s, t
+
+
+@njit(**JIT)
+def rope_collide(rope_model, rope_state, model, body_position, body_orientation, body_rotation, h):
+    """Find this substep's rope contacts (static colliders, ellipsoids, rope segments)."""
+    state = rope_state
+    state.contact_count[:] = 0
+    n_seg = rope_model.seg_rest_length.shape[0]
+    if n_seg == 0:
+        return
+    # speculative reach: what nodes and bodies can travel in this substep, at least one rope radius
+    node_speed = 0.0
+    for i in range(state.node_velocity.shape[0]):
+        v = state.node_velocity[i]
+        node_speed = max(node_speed, math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]))
+    max_radius = 0.0
+    max_len = 0.0
+    for r in range(rope_model.rope_radius.shape[0]):
+        max_radius = max(max_radius, rope_model.rope_radius[r])
+    for s in range(n_seg):
+        max_len = max(max_len, rope_model.seg_rest_length[s])
+    reach = 2.0 * node_speed * h
+
+    # --- nodes against static colliders
+    for r in range(rope_model.rope_radius.shape[0]):
+        radius = rope_model.rope_radius[r]
+        margin = radius + reach
+        mu_rope = rope_model.rope_friction[r]
+        n0 = rope_model.rope_node_start[r]
+        n1 = rope_model.rope_node_start[r + 1]
+        for i in range(n0, n1):
+            if rope_model.node_inv_mass[i] == 0.0:
+                continue
+            x = state.node_position[i]
+            # the node as an end of one of its segments
+            node_a, node_b, t = (i, i + 1, 0.0) if i + 1 < n1 else (i - 1, i, 1.0)
+            for k in range(model.static_kind.shape[0]):
+                kind = model.static_kind[k]
+                p = model.static_point[k]
+                nrm = model.static_normal[k]
+                mu = math.sqrt(mu_rope * model.material_friction[model.static_material[k]])
+                dx, dy, dz = x[0] - p[0], x[1] - p[1], x[2] - p[2]
+                if kind == STATIC_PLANE or kind == STATIC_WALL:
+                    side = dx * nrm[0] + dy * nrm[1] + dz * nrm[2]
+                    gap = side - radius
+                    if gap > margin:
+                        continue
+                    if kind == STATIC_WALL:
+                        # one-sided: the node must be on the inner side and over the rectangle
+                        if side <= 0.0:
+                            continue
+                        u = model.static_u[k]
+                        v = model.static_v[k]
+                        if abs(dx * u[0] + dy * u[1] + dz * u[2]) > model.static_size[k, 0] or \
+                                abs(dx * v[0] + dy * v[1] + dz * v[2]) > model.static_size[k, 1]:
+                            continue
+                    _emit(state, KIND_STATIC, r, node_a, node_b, t, k, 0.0, nrm[0], nrm[1], nrm[2],
+                          x[0] - side * nrm[0], x[1] - side * nrm[1], x[2] - side * nrm[2], gap, mu)
+                elif kind == STATIC_TUBE:
+                    tube_radius = model.static_size[k, 0]
+                    along = dx * nrm[0] + dy * nrm[1] + dz * nrm[2]
+                    if abs(along) > model.static_size[k, 1]:
+                        continue
+                    rx, ry, rz = dx - along * nrm[0], dy - along * nrm[1], dz - along * nrm[2]
+                    radial = math.sqrt(rx * rx + ry * ry + rz * rz)
+                    if radial >= tube_radius or radial < 1e-12:
+                        continue
+                    gap = tube_radius - radial - radius
+                    if gap > margin:
+                        continue
+                    inward_x, inward_y, inward_z = -rx / radial, -ry / radial, -rz / radial
+                    _emit(state, KIND_STATIC, r, node_a, node_b, t, k, 0.0, inward_x, inward_y, inward_z,
+                          x[0] - (tube_radius - radial) * inward_x, x[1] - (tube_radius - radial) * inward_y,
+                          x[2] - (tube_radius - radial) * inward_z, gap, mu)
+
+    # --- grid over segment midpoints: two touching capsules have midpoints within one cell
+    cell = max_len + 2.0 * max_radius + reach + 1e-9
+    _build_grid(rope_model, state, cell)
+    table = state.grid_bucket_start.shape[0] - 1
+
+    # --- segments against ellipsoids
+    for b in range(body_position.shape[0]):
+        axes = model.semi_axes[b]
+        bound = max(axes[0], max(axes[1], axes[2]))
+        body_speed = 0.0  # kinematic and dynamic bodies alike: their travel widens the reach
+        extent = bound + 0.5 * max_len + max_radius + reach
+        c = body_position[b]
+        lo0 = int(math.floor((c[0] - extent) / cell))
+        lo1 = int(math.floor((c[1] - extent) / cell))
+        lo2 = int(math.floor((c[2] - extent) / cell))
+        hi0 = int(math.floor((c[0] + extent) / cell))
+        hi1 = int(math.floor((c[1] + extent) / cell))
+        hi2 = int(math.floor((c[2] + extent) / cell))
+        if (hi0 - lo0 + 1) * (hi1 - lo1 + 1) * (hi2 - lo2 + 1) > 4 * n_seg:
+            # a body much larger than the ropes: test every segment rather than walk empty cells
+            for s in range(n_seg):
+                _segment_body(rope_model, state, model, s, b, body_position, body_rotation, reach)
+            continue
+        rot = body_rotation[b]
+        for ix in range(lo0, hi0 + 1):
+            for iy in range(lo1, hi1 + 1):
+                for iz in range(lo2, hi2 + 1):
+                    key = _cell_hash(ix, iy, iz, table)
+                    for item in range(state.grid_bucket_start[key], state.grid_bucket_start[key + 1]):
+                        s = state.grid_items[item]
+                        if state.grid_cell[s, 0] != ix or state.grid_cell[s, 1] != iy or state.grid_cell[s, 2] != iz:
+                            continue
+                        _segment_body(rope_model, state, model, s, b, body_position, body_rotation, reach)
+
+    # --- segments against segments (each pair once: the lower index asks)
+    for s in range(n_seg):
+        for ox in range(-1, 2):
+            for oy in range(-1, 2):
+                for oz in range(-1, 2):
+                    ix = state.grid_cell[s, 0] + ox
+                    iy = state.grid_cell[s, 1] + oy
+                    iz = state.grid_cell[s, 2] + oz
+                    key = _cell_hash(ix, iy, iz, table)
+                    for item in range(state.grid_bucket_start[key], state.grid_bucket_start[key + 1]):
+                        o = state.grid_items[item]
+                        if o <= s:
+                            continue
+                        if state.grid_cell[o, 0] != ix or state.grid_cell[o, 1] != iy or state.grid_cell[o, 2] != iz:
+                            continue
+                        _segment_segment_contact(rope_model, state, s, o, reach)
+
+
+@njit(**JIT)
+def _segment_body(rope_model, state, model, s, b, body_position, body_rotation, reach):
+    r = rope_model.seg_rope[s]
+    radius = rope_model.rope_radius[r]
+    a, bn = _segment_nodes(rope_model, rope_model.seg_rope, s)
+    if rope_model.node_inv_mass[a] == 0.0 and rope_model.node_inv_mass[bn] == 0.0:
+        return
+    rot = body_rotation[b]
+    axes = model.semi_axes[b]
+    c = body_position[b]
+    # both ends in the body frame
+    pa = state.node_position[a]
+    pb = state.node_position[bn]
+    la0 = rot[0, 0] * (pa[0] - c[0]) + rot[1, 0] * (pa[1] - c[1]) + rot[2, 0] * (pa[2] - c[2])
+    la1 = rot[0, 1] * (pa[0] - c[0]) + rot[1, 1] * (pa[1] - c[1]) + rot[2, 1] * (pa[2] - c[2])
+    la2 = rot[0, 2] * (pa[0] - c[0]) + rot[1, 2] * (pa[1] - c[1]) + rot[2, 2] * (pa[2] - c[2])
+    e0 = rot[0, 0] * (pb[0] - pa[0]) + rot[1, 0] * (pb[1] - pa[1]) + rot[2, 0] * (pb[2] - pa[2])
+    e1 = rot[0, 1] * (pb[0] - pa[0]) + rot[1, 1] * (pb[1] - pa[1]) + rot[2, 1] * (pb[2] - pa[2])
+    e2 = rot[0, 2] * (pb[0] - pa[0]) + rot[1, 2] * (pb[1] - pa[1]) + rot[2, 2] * (pb[2] - pa[2])
+    # the segment point deepest in the ellipsoid's own metric (quadratic in t)
+    w0, w1, w2 = 1.0 / (axes[0] * axes[0]), 1.0 / (axes[1] * axes[1]), 1.0 / (axes[2] * axes[2])
+    ee = w0 * e0 * e0 + w1 * e1 * e1 + w2 * e2 * e2
+    t = -(w0 * la0 * e0 + w1 * la1 * e1 + w2 * la2 * e2) / ee if ee > 0.0 else 0.0
+    t = min(max(t, 0.0), 1.0)
+    q0, q1, q2 = la0 + t * e0, la1 + t * e1, la2 + t * e2
+    bound = max(axes[0], max(axes[1], axes[2]))
+    if math.sqrt(q0 * q0 + q1 * q1 + q2 * q2) > bound + radius + reach:
+        return
+    x0, x1, x2, n0, n1, n2, dist = _point_ellipsoid(q0, q1, q2, axes[0], axes[1], axes[2])
+    gap = dist - radius
+    if gap > radius + reach:
+        return
+    nx = rot[0, 0] * n0 + rot[0, 1] * n1 + rot[0, 2] * n2
+    ny = rot[1, 0] * n0 + rot[1, 1] * n1 + rot[1, 2] * n2
+    nz = rot[2, 0] * n0 + rot[2, 1] * n1 + rot[2, 2] * n2
+    px = c[0] + rot[0, 0] * x0 + rot[0, 1] * x1 + rot[0, 2] * x2
+    py = c[1] + rot[1, 0] * x0 + rot[1, 1] * x1 + rot[1, 2] * x2
+    pz = c[2] + rot[2, 0] * x0 + rot[2, 1] * x1 + rot[2, 2] * x2
+    mu = math.sqrt(rope_model.rope_friction[r] * model.material_friction[model.body_material[b]])
+    _emit(state, KIND_BODY, r, a, bn, t, b, 0.0, nx, ny, nz, px, py, pz, gap, mu)
+
+
+@njit(**JIT)
+def _segment_segment_contact(rope_model, state, s, o, reach):
+    rs = rope_model.seg_rope[s]
+    ro = rope_model.seg_rope[o]
+    ra = rope_model.rope_radius[rs]
+    rb = rope_model.rope_radius[ro]
+    if rs == ro:
+        # neighbours along the same rope always touch near their joint: skip pairs closer along the rope
+        # than the two radii can keep apart (a U-turn needs an arc of about pi r)
+        between = 0.0
+        for k in range(s + 1, o):
+            between += rope_model.seg_rest_length[k]
+        if between < math.pi * ra:
+            return
+    a0, a1 = _segment_nodes(rope_model, rope_model.seg_rope, s)
+    b0, b1 = _segment_nodes(rope_model, rope_model.seg_rope, o)
+    p0 = state.node_position[a0]
+    p1 = state.node_position[a1]
+    q0 = state.node_position[b0]
+    q1 = state.node_position[b1]
+    ts, to = _segment_segment(p0, p1, q0, q1)
+    dx = p0[0] + ts * (p1[0] - p0[0]) - q0[0] - to * (q1[0] - q0[0])
+    dy = p0[1] + ts * (p1[1] - p0[1]) - q0[1] - to * (q1[1] - q0[1])
+    dz = p0[2] + ts * (p1[2] - p0[2]) - q0[2] - to * (q1[2] - q0[2])
+    dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+    gap = dist - ra - rb
+    if gap > ra + rb + reach or dist < 1e-12:
+        return
+    mu = math.sqrt(rope_model.rope_friction[rs] * rope_model.rope_friction[ro])
+    _emit(state, KIND_ROPE, rs, a0, a1, ts, o, to, dx / dist, dy / dist, dz / dist, 0.0, 0.0, 0.0, gap, mu)
+
+
+# ----------------------------------------------------------------------------------------------
+# solve
+
+@njit(**JIT)
+def _quad_node(state, node, nx, ny, nz, mx, my, mz):
+    w = state.work_node_w[node]
+    return (nx * (w[0, 0] * mx + w[0, 1] * my + w[0, 2] * mz) + ny * (w[1, 0] * mx + w[1, 1] * my + w[1, 2] * mz)
+            + nz * (w[2, 0] * mx + w[2, 1] * my + w[2, 2] * mz))
+
+
+@njit(**JIT)
+def _contact_velocity(rope_model, state, c, body_linear_velocity, body_angular_velocity):
+    """Velocity of the rope point relative to the other side."""
+    a = state.contact_nodes[c, 0]
+    b = state.contact_nodes[c, 1]
+    t = state.contact_t[c, 0]
+    vx = (1.0 - t) * state.node_velocity[a, 0] + t * state.node_velocity[b, 0]
+    vy = (1.0 - t) * state.node_velocity[a, 1] + t * state.node_velocity[b, 1]
+    vz = (1.0 - t) * state.node_velocity[a, 2] + t * state.node_velocity[b, 2]
+    kind = state.contact_kind[c]
+    other = state.contact_other[c]
+    if kind == KIND_BODY:
+        w = body_angular_velocity[other]
+        rx = state.contact_point[c, 0] - state.work_contact_center[c, 0]
+        ry = state.contact_point[c, 1] - state.work_contact_center[c, 1]
+        rz = state.contact_point[c, 2] - state.work_contact_center[c, 2]
+        cx, cy, cz = cross(w[0], w[1], w[2], rx, ry, rz)
+        vx -= body_linear_velocity[other, 0] + cx
+        vy -= body_linear_velocity[other, 1] + cy
+        vz -= body_linear_velocity[other, 2] + cz
+    elif kind == KIND_ROPE:
+        o0, o1 = _segment_nodes(rope_model, rope_model.seg_rope, other)
+        u = state.contact_t[c, 1]
+        vx -= (1.0 - u) * state.node_velocity[o0, 0] + u * state.node_velocity[o1, 0]
+        vy -= (1.0 - u) * state.node_velocity[o0, 1] + u * state.node_velocity[o1, 1]
+        vz -= (1.0 - u) * state.node_velocity[o0, 2] + u * state.node_velocity[o1, 2]
+    return vx, vy, vz
+
+
+@njit(**JIT)
+def _apply_contact(rope_model, state, c, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass):
+    a = state.contact_nodes[c, 0]
+    b = state.contact_nodes[c, 1]
+    t = state.contact_t[c, 0]
+    apply_node_impulse(rope_model, state, a, (1.0 - t) * px, (1.0 - t) * py, (1.0 - t) * pz,
+                       body_linear_velocity, body_angular_velocity, body_inv_mass)
+    apply_node_impulse(rope_model, state, b, t * px, t * py, t * pz, body_linear_velocity, body_angular_velocity,
+                       body_inv_mass)
+    kind = state.contact_kind[c]
+    other = state.contact_other[c]
+    if kind == KIND_BODY:
+        wb = body_inv_mass[other]
+        body_linear_velocity[other, 0] -= wb * px
+        body_linear_velocity[other, 1] -= wb * py
+        body_linear_velocity[other, 2] -= wb * pz
+        rx = state.contact_point[c, 0] - state.work_contact_center[c, 0]
+        ry = state.contact_point[c, 1] - state.work_contact_center[c, 1]
+        rz = state.contact_point[c, 2] - state.work_contact_center[c, 2]
+        tx, ty, tz = cross(rx, ry, rz, -px, -py, -pz)
+        ii = state.work_contact_inv_inertia[c]
+        body_angular_velocity[other, 0] += ii[0, 0] * tx + ii[0, 1] * ty + ii[0, 2] * tz
+        body_angular_velocity[other, 1] += ii[1, 0] * tx + ii[1, 1] * ty + ii[1, 2] * tz
+        body_angular_velocity[other, 2] += ii[2, 0] * tx + ii[2, 1] * ty + ii[2, 2] * tz
+    elif kind == KIND_ROPE:
+        o0, o1 = _segment_nodes(rope_model, rope_model.seg_rope, other)
+        u = state.contact_t[c, 1]
+        apply_node_impulse(rope_model, state, o0, -(1.0 - u) * px, -(1.0 - u) * py, -(1.0 - u) * pz,
+                           body_linear_velocity, body_angular_velocity, body_inv_mass)
+        apply_node_impulse(rope_model, state, o1, -u * px, -u * py, -u * pz, body_linear_velocity,
+                           body_angular_velocity, body_inv_mass)
+
+
+@njit(**JIT)
+def _inverse_mass_along(rope_model, state, c, nx, ny, nz, body_inv_mass):
+    a = state.contact_nodes[c, 0]
+    b = state.contact_nodes[c, 1]
+    t = state.contact_t[c, 0]
+    k = (1.0 - t) ** 2 * _quad_node(state, a, nx, ny, nz, nx, ny, nz) + t * t * _quad_node(state, b, nx, ny, nz,
+                                                                                             nx, ny, nz)
+    kind = state.contact_kind[c]
+    other = state.contact_other[c]
+    if kind == KIND_BODY:
+        rx = state.contact_point[c, 0] - state.work_contact_center[c, 0]
+        ry = state.contact_point[c, 1] - state.work_contact_center[c, 1]
+        rz = state.contact_point[c, 2] - state.work_contact_center[c, 2]
+        tx, ty, tz = cross(rx, ry, rz, nx, ny, nz)
+        ii = state.work_contact_inv_inertia[c]
+        k += body_inv_mass[other] + (tx * (ii[0, 0] * tx + ii[0, 1] * ty + ii[0, 2] * tz)
+                                     + ty * (ii[1, 0] * tx + ii[1, 1] * ty + ii[1, 2] * tz)
+                                     + tz * (ii[2, 0] * tx + ii[2, 1] * ty + ii[2, 2] * tz))
+    elif kind == KIND_ROPE:
+        o0, o1 = _segment_nodes(rope_model, rope_model.seg_rope, other)
+        u = state.contact_t[c, 1]
+        k += (1.0 - u) ** 2 * _quad_node(state, o0, nx, ny, nz, nx, ny, nz) + u * u * _quad_node(
+            state, o1, nx, ny, nz, nx, ny, nz)
+    return k
+
+
+@njit(**JIT)
+def prepare_rope_contacts(rope_model, state, body_position, body_orientation, body_inv_inertia_local):
+    """Body centres and world inverse inertia of the body contacts (once per substep)."""
+    rot = np.empty((3, 3))
+    for c in range(state.contact_count[0]):
+        if state.contact_kind[c] != KIND_BODY:
+            continue
+        b = state.contact_other[c]
+        state.work_contact_center[c, :] = body_position[b]
+        q = body_orientation[b]
+        w, x, y, z = q[0], q[1], q[2], q[3]
+        rot[0, 0] = 1.0 - 2.0 * (y * y + z * z)
+        rot[0, 1] = 2.0 * (x * y - w * z)
+        rot[0, 2] = 2.0 * (x * z + w * y)
+        rot[1, 0] = 2.0 * (x * y + w * z)
+        rot[1, 1] = 1.0 - 2.0 * (x * x + z * z)
+        rot[1, 2] = 2.0 * (y * z - w * x)
+        rot[2, 0] = 2.0 * (x * z - w * y)
+        rot[2, 1] = 2.0 * (y * z + w * x)
+        rot[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+        inv = body_inv_inertia_local[b]
+        for i in range(3):
+            for j in range(3):
+                acc = 0.0
+                for k in range(3):
+                    acc += rot[i, k] * inv[k] * rot[j, k]
+                state.work_contact_inv_inertia[c, i, j] = acc
+
+
+@njit(**JIT)
+def solve_rope_contacts(rope_model, state, h, body_linear_velocity, body_angular_velocity, body_inv_mass):
+    """One sequential-impulse sweep over the rope contacts: non-penetration (speculative), Coulomb friction."""
+    for c in range(state.contact_count[0]):
+        nx = state.contact_normal[c, 0]
+        ny = state.contact_normal[c, 1]
+        nz = state.contact_normal[c, 2]
+        k = _inverse_mass_along(rope_model, state, c, nx, ny, nz, body_inv_mass)
+        if k <= 0.0:
+            continue
+        vx, vy, vz = _contact_velocity(rope_model, state, c, body_linear_velocity, body_angular_velocity)
+        vn = vx * nx + vy * ny + vz * nz
+        gap = state.contact_gap[c]
+        slop = CONTACT_SLOP * rope_model.rope_radius[state.contact_rope[c]]
+        # separating speed at least -gap/h: approach at most the gap this substep, or push out a fraction of an
+        # overlap deeper than the slop
+        target = -gap / h if gap > 0.0 else CONTACT_ERP * max(-gap - slop, 0.0) / h
+        old = state.contact_impulse[c, 0]
+        new = max(old - (vn - target) / k, 0.0)
+        dn = new - old
+        state.contact_impulse[c, 0] = new
+        if dn != 0.0:
+            _apply_contact(rope_model, state, c, dn * nx, dn * ny, dn * nz, body_linear_velocity,
+                           body_angular_velocity, body_inv_mass)
+        # friction against the sliding velocity, bounded by mu times the normal impulse
+        mu = state.contact_friction[c]
+        if mu <= 0.0 or new <= 0.0:
+            continue
+        vx, vy, vz = _contact_velocity(rope_model, state, c, body_linear_velocity, body_angular_velocity)
+        vn = vx * nx + vy * ny + vz * nz
+        tx, ty, tz = vx - vn * nx, vy - vn * ny, vz - vn * nz
+        speed = math.sqrt(tx * tx + ty * ty + tz * tz)
+        if speed < 1e-12:
+            continue
+        tx, ty, tz = tx / speed, ty / speed, tz / speed
+        kt = _inverse_mass_along(rope_model, state, c, tx, ty, tz, body_inv_mass)
+        fx = state.contact_impulse[c, 1] - speed / kt * tx
+        fy = state.contact_impulse[c, 2] - speed / kt * ty
+        fz = state.contact_impulse[c, 3] - speed / kt * tz
+        limit = mu * new
+        mag = math.sqrt(fx * fx + fy * fy + fz * fz)
+        if mag > limit:
+            fx, fy, fz = fx * limit / mag, fy * limit / mag, fz * limit / mag
+        dx = fx - state.contact_impulse[c, 1]
+        dy = fy - state.contact_impulse[c, 2]
+        dz = fz - state.contact_impulse[c, 3]
+        state.contact_impulse[c, 1] = fx
+        state.contact_impulse[c, 2] = fy
+        state.contact_impulse[c, 3] = fz
+        _apply_contact(rope_model, state, c, dx, dy, dz, body_linear_velocity, body_angular_velocity, body_inv_mass)
