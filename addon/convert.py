@@ -284,10 +284,13 @@ def _add_rope(solver, out, conv, arm, body_index, tracks, times):
     if not hasattr(out, "add_rope"):
         raise ConvertError(f"rope '{arm.name}': this solver build has no ropes yet")
     nodes = rope_rest_nodes(arm)
-    pinned, attachments = [], []
+    pinned, clamped, attachments = [], [], []
     for node, mode, target in ((0, s.start_mode, s.start_object), (len(nodes) - 1, s.end_mode, s.end_object)):
         if mode == 'PIN':
             pinned.append(node)
+            continue
+        if mode == 'CLAMP':
+            clamped.append(node)
             continue
         if mode == 'FREE':
             continue
@@ -298,7 +301,9 @@ def _add_rope(solver, out, conv, arm, body_index, tracks, times):
         elif target.name in body_index:
             b = body_index[target.name]
         else:
-            b = _anchor_body(out, target, s.rope_radius, tracks[target.name], times, body_index)
+            inward = nodes[1] - nodes[0] if node == 0 else nodes[-2] - nodes[-1]
+            b = _anchor_body(out, target, float(s.rope_radius), nodes[node], inward, tracks[target.name], times,
+                             f"{target.name} ({arm.name} {'start' if node == 0 else 'end'})")
             if b is None:  # the object does not move: a pin is exact and cheaper
                 pinned.append(node)
                 continue
@@ -308,22 +313,28 @@ def _add_rope(solver, out, conv, arm, body_index, tracks, times):
     r = out.add_rope(nodes, radius=float(s.rope_radius), density=float(s.rope_density),
                      young_modulus=float(s.rope_young_modulus), shear_modulus=float(s.rope_shear_modulus),
                      damping=float(s.rope_damping), material=material_of(solver, arm), pinned=tuple(pinned),
-                     attachments=attachments, name=arm.name)
+                     attachments=attachments, name=arm.name, **({"clamped": tuple(clamped)} if clamped else {}))
     conv.ropes.append(RopeBinding(arm.name, r, [b.name for b in rope_bones(arm)]))
 
 
-def _anchor_body(out, target, radius, matrices, times, body_index):
-    """A small kinematic body following an animated object; None when the object never moves."""
-    key = target.name + " (rope anchor)"
-    if key in body_index:
-        return body_index[key]
-    poses = np.array([np.concatenate(rigid_parts(m)[:2]) for m in matrices])
-    if np.allclose(poses, poses[0], atol=1e-9):
+def _anchor_body(out, target, radius, node, inward, matrices, times, name):
+    """A small kinematic body that carries a rope end along with an animated object; None if it never moves.
+
+    The solver has no moving pins, so the end is tied to a kinematic ellipsoid following the object.
+    It sits just beyond the rope's end (along the end tangent), not around the end node, so the rope
+    does not start inside it; it keeps that offset in the object's frame as the object moves and turns.
+    """
+    mats = [rigid_parts(m) for m in matrices]
+    loc = np.array([m[0] for m in mats])
+    rot = quat.make_continuous(np.array([m[1] for m in mats]))
+    if np.allclose(loc, loc[0], atol=1e-9) and np.allclose(rot, rot[0], atol=1e-9):
         return None
-    poses[:, 3:] = quat.make_continuous(poses[:, 3:])
-    r = float(radius)
-    i = out.add_ellipsoid(semi_axes=(r, r, r), position=tuple(poses[0, :3]), orientation=tuple(poses[0, 3:]),
-                          kinematic=True, name=key)
+    direction = np.asarray(inward, dtype=np.float64)
+    direction = direction / np.linalg.norm(direction)
+    center0 = np.asarray(node, dtype=np.float64) - 2.5 * radius * direction
+    offset = quat.rotate(quat.conj(rot[0]), center0 - loc[0])  # in the object's axes
+    poses = np.concatenate([loc + quat.rotate(rot, np.broadcast_to(offset, loc.shape)), rot], axis=1)
+    i = out.add_ellipsoid(semi_axes=(radius, radius, radius), position=tuple(poses[0, :3]),
+                          orientation=tuple(poses[0, 3:]), kinematic=True, name=name)
     out.set_kinematic_track(i, times, poses)
-    body_index[key] = i
     return i

@@ -74,8 +74,9 @@ class SimulationJob:
             self.state = 'CANCELLED'
         except solver.SimulationDiverged as exc:
             frame = conv.frame_start + int(exc.frame)
-            name = getattr(exc, "body_name", None) or f"body {exc.body}"
-            self.message = (f"simulation diverged at frame {frame} (body '{name}'); nothing was baked. "
+            name = getattr(exc, "body_name", None) or f"{exc.body}"
+            kind = "rope" if exc.body is not None and int(exc.body) < 0 else "body"  # ropes report -1 - index
+            self.message = (f"simulation diverged at frame {frame} ({kind} '{name}'); nothing was baked. "
                             "Try more substeps, or check its size, mass and speed")
             self.state = 'FAILED'
         except ValueError as exc:

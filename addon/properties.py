@@ -25,7 +25,8 @@ COLLIDER_KIND_ITEMS = [
 ]
 END_MODE_ITEMS = [
     ('FREE', "Free", "The end hangs free"),
-    ('PIN', "Pinned", "The end stays where it is"),
+    ('PIN', "Pinned", "The end stays where it is and may turn"),
+    ('CLAMP', "Clamped", "The end stays where it is and keeps its direction"),
     ('NEAREST', "Nearest Body", "Tied to the nearest quadric body"),
     ('OBJECT', "Object", "Tied to a chosen object (an animated one drags the rope)"),
 ]

@@ -356,6 +356,8 @@ def scenario_rope(out):
     job.run_sync()
     res["job_state"], res["job_message"] = job.state, job.message
     res["finish"] = sorted(ops.finish_job(bpy.context, job))
+    if job.state != 'DONE':
+        return res
     ropes = {r.armature_name: r.index for r in job.conv.ropes}
     res["recorded_nodes"] = {name: job.recording.rope_nodes(i).tolist() for name, i in ropes.items()}
     dg = bpy.context.evaluated_depsgraph_get()

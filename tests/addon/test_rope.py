@@ -30,7 +30,7 @@ def test_rope_bone_heads_follow_recorded_nodes(rope):
 
 def test_pinned_rope_swings_down(rope):
     nodes = np.array(rope["recorded_nodes"]["Swing Rope Rig"])
-    np.testing.assert_allclose(nodes[:, 0], nodes[0, 0], atol=1e-9)  # the pin stays
+    assert np.abs(nodes[:, 0] - nodes[0, 0]).max() <= 1e-9  # the pin stays
     assert nodes[-1, -1, 2] < nodes[0, -1, 2] - 0.3  # the free end fell
 
 
