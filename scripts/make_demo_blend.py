@@ -151,7 +151,7 @@ def build(args):
         obj.quadric.shape_empty.hide_set(True)
 
     # A light sled on the ground, dragged by the second rope.
-    bpy.ops.mesh.primitive_uv_sphere_add(segments=24, ring_count=12, radius=1.0, location=(0.9, -1.15, 0.081))
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=24, ring_count=12, radius=1.0, location=(0.3, -1.1, 0.081))
     sled = bpy.context.object
     sled.name = "Sled"
     sled.scale = (0.22, 0.14, 0.08)
@@ -165,7 +165,7 @@ def build(args):
     if args.ropes:
         rope_mat = material("Rope", (0.8, 0.25, 0.08), roughness=0.8)
         # Rope 1: pinned at both ends on posts, across where the pebbles land.
-        a = make_curve("RopeOverPile", [(-0.15, -1.0, 0.5), (-0.15, -0.35, 0.45), (-0.15, 0.35, 0.45), (-0.15, 1.0, 0.5)])
+        a = make_curve("RopeOverPile", [(-0.3, -0.9, 0.3), (-0.3, -0.3, 0.13), (-0.3, 0.3, 0.13), (-0.3, 0.9, 0.3)])
         select_only(a)
         bpy.ops.quadric.make_rope(segments=32, radius=0.015, start_mode='PIN', end_mode='PIN', material="Rope")
         # Rope 2: from a moving "Tractor" (an animated empty) over the pile to the sled, which it drags.
@@ -173,12 +173,12 @@ def build(args):
         tractor.empty_display_type = 'CUBE'
         tractor.empty_display_size = 0.08
         scene.collection.objects.link(tractor)
-        tractor.location = (0.5, 1.1, 0.5)
+        tractor.location = (-0.1, 1.1, 0.35)
         tractor.keyframe_insert("location", frame=1)
         tractor.keyframe_insert("location", frame=50)
-        tractor.location = (0.2, 2.3, 0.5)
+        tractor.location = (-0.3, 2.4, 0.35)
         tractor.keyframe_insert("location", frame=args.frames)
-        b = make_curve("TetherToSled", [(0.5, 1.1, 0.5), (0.6, 0.3, 0.45), (0.8, -0.5, 0.3), (0.9, -0.99, 0.1)])
+        b = make_curve("TetherToSled", [(-0.1, 1.1, 0.35), (-0.2, 0.3, 0.25), (0.05, -0.5, 0.16), (0.3, -0.93, 0.1)])
         select_only(b)
         bpy.ops.quadric.make_rope(segments=32, radius=0.012, start_mode='OBJECT', start_object="Tractor",
                                   end_mode='OBJECT', end_object="Sled", material="Rope")
@@ -191,8 +191,8 @@ def build(args):
     cam_data.lens = 35
     cam = bpy.data.objects.new("Camera", cam_data)
     scene.collection.objects.link(cam)
-    cam.location = (3.1, -3.4, 2.0)
-    target = Vector((-0.25, 0.0, 0.3))
+    cam.location = (2.6, -3.0, 1.7)
+    target = Vector((-0.3, 0.0, 0.2))
     cam.rotation_euler = (target - cam.location).to_track_quat('-Z', 'Y').to_euler()
     scene.camera = cam
     sun_data = bpy.data.lights.new("Sun", 'SUN')
