@@ -351,14 +351,37 @@ def scenario_rope(out):
     bpy.ops.quadric.make_rope(segments=10, radius=0.02, start_mode='OBJECT', start_object="Handle", end_mode='FREE')
     arm2 = bpy.context.object
 
+    # A ball hanging from a rope whose lower end is tied to the nearest body.
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=0.1, location=(0.0, -2.0, 1.0))
+    ball = bpy.context.object
+    ball.name = "HangingBall"
+    select_only(ball)
+    bpy.ops.quadric.add_body()
+    data3 = bpy.data.curves.new("Hanger", 'CURVE')
+    data3.dimensions = '3D'
+    sp = data3.splines.new('POLY')
+    sp.points.add(1)
+    sp.points[0].co = (0.3, -2.0, 1.8, 1.0)
+    sp.points[1].co = (0.0, -2.0, 1.12, 1.0)
+    hanger = bpy.data.objects.new("Hanger", data3)
+    scene.collection.objects.link(hanger)
+    select_only(hanger)
+    bpy.ops.quadric.make_rope(segments=8, radius=0.01, start_mode='PIN', end_mode='NEAREST')
+
     ops = mod("operators")
     job = ops.prepare_job(bpy.context)
     job.run_sync()
     res["job_state"], res["job_message"] = job.state, job.message
+    if job.state == 'DONE':
+        b = next(i for i, body in enumerate(job.conv.scene.bodies) if body["name"] == "HangingBall")
+        r = next(x.index for x in job.conv.ropes if x.armature_name.startswith("Hanger"))
+        res["ball_poses"] = job.recording.body_poses[:, b].tolist()
+        res["hanger_end"] = job.recording.rope_nodes(r)[:, -1].tolist()
+        res["hanger_start"] = job.recording.rope_nodes(r)[:, 0].tolist()
     res["finish"] = sorted(ops.finish_job(bpy.context, job))
     if job.state != 'DONE':
         return res
-    ropes = {r.armature_name: r.index for r in job.conv.ropes}
+    ropes = {r.armature_name: r.index for r in job.conv.ropes if not r.armature_name.startswith("Hanger")}
     res["recorded_nodes"] = {name: job.recording.rope_nodes(i).tolist() for name, i in ropes.items()}
     dg = bpy.context.evaluated_depsgraph_get()
     res["heads"], res["tails"], res["skin"], res["handle"] = {}, {}, {}, []

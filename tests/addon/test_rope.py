@@ -65,3 +65,17 @@ def test_animated_object_drags_rope_end(rope):
     # within a millimetre or so. 1 cm still tells "dragged" from "left behind".
     assert np.abs(nodes[:, 0] - handle).max() < 0.01
     assert nodes[-1, 0, 1] - nodes[0, 0, 1] > 0.45
+
+
+def test_rope_end_tied_to_nearest_body_holds_it(rope):
+    poses = np.array(rope["ball_poses"])
+    end = np.array(rope["hanger_end"])
+    # The end stays at the same point in the ball's frame (it is tied there)...
+    w, v = poses[:, 3:4], poses[:, 4:]
+    d = end - poses[:, :3]
+    t = 2.0 * np.cross(-v, d)
+    local = d + w * t + np.cross(-v, t)  # rotate d by the inverse body rotation
+    assert np.abs(local - local[0]).max() < 1e-3
+    # ...and the ball hangs from the pinned rope instead of falling freely (free fall: 1.5 m in 30 frames).
+    assert poses[0, 2] - poses[:, 2].min() < 0.5
+    assert np.abs(np.array(rope["hanger_start"]) - rope["hanger_start"][0]).max() <= 1e-9
