@@ -36,59 +36,60 @@ ROW_WIDTH = 77
 
 
 @njit(**JIT, inline="always")
-def _dot3(row, k, x, y, z):
-    return row[k] * x + row[k + 1] * y + row[k + 2] * z
+def _dot3(rows, c, k, x, y, z):
+    return rows[c, k] * x + rows[c, k + 1] * y + rows[c, k + 2] * z
 
 
 @njit(**JIT, inline="always")
-def _store3(row, k, x, y, z):
-    row[k] = x
-    row[k + 1] = y
-    row[k + 2] = z
+def _store3(rows, c, k, x, y, z):
+    rows[c, k] = x
+    rows[c, k + 1] = y
+    rows[c, k + 2] = z
 
 
 @njit(**JIT, inline="always")
-def _row_velocity(row, lin, ang, a, b, d, ja, jb):
+def _row_velocity(rows, c, lin, ang, a, b, d, ja, jb):
     """d.(v_B - v_A) + w_B.(r_B x d) - w_A.(r_A x d)."""
-    v = (_dot3(row, d, lin[b, 0], lin[b, 1], lin[b, 2]) + _dot3(row, jb, ang[b, 0], ang[b, 1], ang[b, 2]))
+    v = _dot3(rows, c, d, lin[b, 0], lin[b, 1], lin[b, 2]) + _dot3(rows, c, jb, ang[b, 0], ang[b, 1], ang[b, 2])
     if a >= 0:
-        v -= _dot3(row, d, lin[a, 0], lin[a, 1], lin[a, 2]) + _dot3(row, ja, ang[a, 0], ang[a, 1], ang[a, 2])
+        v -= (_dot3(rows, c, d, lin[a, 0], lin[a, 1], lin[a, 2])
+              + _dot3(rows, c, ja, ang[a, 0], ang[a, 1], ang[a, 2]))
     return v
 
 
 @njit(**JIT, inline="always")
-def _row_apply(row, lin, ang, a, b, d, ia, ib, impulse):
+def _row_apply(rows, c, lin, ang, a, b, d, ia, ib, impulse):
     """Apply impulse along direction d at the contact: +B, -A."""
-    mb = row[INV_MASS_B] * impulse
+    mb = rows[c, INV_MASS_B] * impulse
     for k in range(3):
-        lin[b, k] += mb * row[d + k]
-        ang[b, k] += impulse * row[ib + k]
+        lin[b, k] += mb * rows[c, d + k]
+        ang[b, k] += impulse * rows[c, ib + k]
     if a >= 0:
-        ma = row[INV_MASS_A] * impulse
+        ma = rows[c, INV_MASS_A] * impulse
         for k in range(3):
-            lin[a, k] -= ma * row[d + k]
-            ang[a, k] -= impulse * row[ia + k]
+            lin[a, k] -= ma * rows[c, d + k]
+            ang[a, k] -= impulse * rows[c, ia + k]
 
 
 @njit(**JIT, inline="always")
-def _angular_velocity(row, ang, a, b, d):
-    v = _dot3(row, d, ang[b, 0], ang[b, 1], ang[b, 2])
+def _angular_velocity(rows, c, ang, a, b, d):
+    v = _dot3(rows, c, d, ang[b, 0], ang[b, 1], ang[b, 2])
     if a >= 0:
-        v -= _dot3(row, d, ang[a, 0], ang[a, 1], ang[a, 2])
+        v -= _dot3(rows, c, d, ang[a, 0], ang[a, 1], ang[a, 2])
     return v
 
 
 @njit(**JIT, inline="always")
-def _angular_apply(row, ang, a, b, ia, ib, impulse):
+def _angular_apply(rows, c, ang, a, b, ia, ib, impulse):
     for k in range(3):
-        ang[b, k] += impulse * row[ib + k]
+        ang[b, k] += impulse * rows[c, ib + k]
     if a >= 0:
         for k in range(3):
-            ang[a, k] -= impulse * row[ia + k]
+            ang[a, k] -= impulse * rows[c, ia + k]
 
 
 @njit(**JIT)
-def _prepare_side(row, position, inv_inertia, body, point, sign_offset_r, sign_offset_i, offsets_r, offsets_i):
+def _prepare_side(rows, c, position, inv_inertia, body, point, offsets_r, offsets_i):
     """Fill lever-arm Jacobians of one body (A or B) for directions n, t1, t2."""
     rx = point[0] - position[body, 0]
     ry = point[1] - position[body, 1]
@@ -96,10 +97,10 @@ def _prepare_side(row, position, inv_inertia, body, point, sign_offset_r, sign_o
     iinv = inv_inertia[body]
     for k in range(3):
         d = 3 * k  # N_, T1, T2
-        cx, cy, cz = cross(rx, ry, rz, row[d], row[d + 1], row[d + 2])
-        _store3(row, offsets_r[k], cx, cy, cz)
+        cx, cy, cz = cross(rx, ry, rz, rows[c, d], rows[c, d + 1], rows[c, d + 2])
+        _store3(rows, c, offsets_r[k], cx, cy, cz)
         ix, iy, iz = mat_vec(iinv, cx, cy, cz)
-        _store3(row, offsets_i[k], ix, iy, iz)
+        _store3(rows, c, offsets_i[k], ix, iy, iz)
 
 
 @njit(**JIT)
@@ -115,52 +116,52 @@ def prepare_contacts(contact_a, contact_b, contact_normal, contact_point, contac
     for c in range(n_contacts):
         a = contact_a[c]
         b = contact_b[c]
-        row = contact_row[c]
         n = contact_normal[c]
         t1x, t1y, t1z, t2x, t2y, t2z = orthonormal_basis(n[0], n[1], n[2])
-        _store3(row, N_, n[0], n[1], n[2])
-        _store3(row, T1, t1x, t1y, t1z)
-        _store3(row, T2, t2x, t2y, t2z)
-        _prepare_side(row, position, inv_inertia_world, b, contact_point[c], 1, 1, offsets_rb, offsets_ib)
+        _store3(contact_row, c, N_, n[0], n[1], n[2])
+        _store3(contact_row, c, T1, t1x, t1y, t1z)
+        _store3(contact_row, c, T2, t2x, t2y, t2z)
+        _prepare_side(contact_row, c, position, inv_inertia_world, b, contact_point[c], offsets_rb, offsets_ib)
         ib = inv_inertia_world[b]
         for d, off in ((N_, IBS), (T1, IB1), (T2, IB2)):
-            ix, iy, iz = mat_vec(ib, row[d], row[d + 1], row[d + 2])
-            _store3(row, off, ix, iy, iz)
-        row[INV_MASS_B] = inv_mass[b]
+            ix, iy, iz = mat_vec(ib, contact_row[c, d], contact_row[c, d + 1], contact_row[c, d + 2])
+            _store3(contact_row, c, off, ix, iy, iz)
+        contact_row[c, INV_MASS_B] = inv_mass[b]
         mat_b = body_material[b]
         if a >= 0:
-            _prepare_side(row, position, inv_inertia_world, a, contact_point[c], 1, 1, offsets_ra, offsets_ia)
+            _prepare_side(contact_row, c, position, inv_inertia_world, a, contact_point[c], offsets_ra, offsets_ia)
             ia = inv_inertia_world[a]
             for d, off in ((N_, IAS), (T1, IA1), (T2, IA2)):
-                ix, iy, iz = mat_vec(ia, row[d], row[d + 1], row[d + 2])
-                _store3(row, off, ix, iy, iz)
-            row[INV_MASS_A] = inv_mass[a]
+                ix, iy, iz = mat_vec(ia, contact_row[c, d], contact_row[c, d + 1], contact_row[c, d + 2])
+                _store3(contact_row, c, off, ix, iy, iz)
+            contact_row[c, INV_MASS_A] = inv_mass[a]
             mat_a = body_material[a]
         else:
-            for k in range(AN, AN + 3):
-                row[k] = 0.0
-            row[INV_MASS_A] = 0.0
+            # static side: zero Jacobians so the solver's arithmetic on them stays exact
+            for offset in (AN, AT1, AT2, IAN, IAT1, IAT2, IA1, IA2, IAS):
+                _store3(contact_row, c, offset, 0.0, 0.0, 0.0)
+            contact_row[c, INV_MASS_A] = 0.0
             mat_a = static_material[-1 - a]
         # effective masses 1 / (J M^-1 J')
         for d, ja, jb, ia_, ib_, slot in ((N_, AN, BN, IAN, IBN, MASS_N), (T1, AT1, BT1, IAT1, IBT1, MASS_T1),
                                           (T2, AT2, BT2, IAT2, IBT2, MASS_T2)):
-            k = row[INV_MASS_B] + _dot3(row, jb, row[ib_], row[ib_ + 1], row[ib_ + 2])
+            k = contact_row[c, INV_MASS_B] + _dot3(contact_row, c, jb, contact_row[c, ib_], contact_row[c, ib_ + 1], contact_row[c, ib_ + 2])
             if a >= 0:
-                k += row[INV_MASS_A] + _dot3(row, ja, row[ia_], row[ia_ + 1], row[ia_ + 2])
-            row[slot] = 1.0 / k if k > 0.0 else 0.0
+                k += contact_row[c, INV_MASS_A] + _dot3(contact_row, c, ja, contact_row[c, ia_], contact_row[c, ia_ + 1], contact_row[c, ia_ + 2])
+            contact_row[c, slot] = 1.0 / k if k > 0.0 else 0.0
         for d, ia_, ib_, slot in ((T1, IA1, IB1, MASS_R1), (T2, IA2, IB2, MASS_R2), (N_, IAS, IBS, MASS_S)):
-            k = _dot3(row, d, row[ib_], row[ib_ + 1], row[ib_ + 2])
+            k = _dot3(contact_row, c, d, contact_row[c, ib_], contact_row[c, ib_ + 1], contact_row[c, ib_ + 2])
             if a >= 0:
-                k += _dot3(row, d, row[ia_], row[ia_ + 1], row[ia_ + 2])
-            row[slot] = 1.0 / k if k > 0.0 else 0.0
-        row[FRICTION] = np.sqrt(material_friction[mat_a] * material_friction[mat_b])
-        row[ROLLING] = max(material_rolling[mat_a], material_rolling[mat_b])
-        row[SPINNING] = max(material_spinning[mat_a], material_spinning[mat_b])
+                k += _dot3(contact_row, c, d, contact_row[c, ia_], contact_row[c, ia_ + 1], contact_row[c, ia_ + 2])
+            contact_row[c, slot] = 1.0 / k if k > 0.0 else 0.0
+        contact_row[c, FRICTION] = np.sqrt(material_friction[mat_a] * material_friction[mat_b])
+        contact_row[c, ROLLING] = max(material_rolling[mat_a], material_rolling[mat_b])
+        contact_row[c, SPINNING] = max(material_spinning[mat_a], material_spinning[mat_b])
         restitution = max(material_restitution[mat_a], material_restitution[mat_b])
-        row[RESTITUTION] = restitution
+        contact_row[c, RESTITUTION] = restitution
         # speculative contacts may close their gap during this substep, but not more
-        row[TARGET] = min(contact_depth[c], 0.0) / h
-        row[APPROACH] = _row_velocity(row, linear_velocity, angular_velocity, a, b, N_, AN, BN)
+        contact_row[c, TARGET] = min(contact_depth[c], 0.0) / h
+        contact_row[c, APPROACH] = _row_velocity(contact_row, c, linear_velocity, angular_velocity, a, b, N_, AN, BN)
 
 
 @njit(**JIT)
@@ -170,82 +171,163 @@ def warm_start(contact_key, contact_a, contact_b, contact_row, contact_impulse, 
     j = 0
     for c in range(n_contacts):
         key = contact_key[c]
-        imp = contact_impulse[c]
         while j < cache_count and cache_key[j] < key:
             j += 1
         if j >= cache_count or cache_key[j] != key:
-            imp[:] = 0.0
+            contact_impulse[c, :] = 0.0
             continue
-        row = contact_row[c]
-        old = cache_impulse[j]
-        imp[0] = old[0]
-        imp[1] = _dot3(row, T1, old[1], old[2], old[3])
-        imp[2] = _dot3(row, T2, old[1], old[2], old[3])
-        imp[3] = _dot3(row, T1, old[4], old[5], old[6])
-        imp[4] = _dot3(row, T2, old[4], old[5], old[6])
-        imp[5] = old[7]
+        contact_impulse[c, 0] = cache_impulse[j, 0]
+        contact_impulse[c, 1] = _dot3(contact_row, c, T1, cache_impulse[j, 1], cache_impulse[j, 2], cache_impulse[j, 3])
+        contact_impulse[c, 2] = _dot3(contact_row, c, T2, cache_impulse[j, 1], cache_impulse[j, 2], cache_impulse[j, 3])
+        contact_impulse[c, 3] = _dot3(contact_row, c, T1, cache_impulse[j, 4], cache_impulse[j, 5], cache_impulse[j, 6])
+        contact_impulse[c, 4] = _dot3(contact_row, c, T2, cache_impulse[j, 4], cache_impulse[j, 5], cache_impulse[j, 6])
+        contact_impulse[c, 5] = cache_impulse[j, 7]
         a = contact_a[c]
         b = contact_b[c]
-        _row_apply(row, linear_velocity, angular_velocity, a, b, N_, IAN, IBN, imp[0])
-        _row_apply(row, linear_velocity, angular_velocity, a, b, T1, IAT1, IBT1, imp[1])
-        _row_apply(row, linear_velocity, angular_velocity, a, b, T2, IAT2, IBT2, imp[2])
-        _angular_apply(row, angular_velocity, a, b, IA1, IB1, imp[3])
-        _angular_apply(row, angular_velocity, a, b, IA2, IB2, imp[4])
-        _angular_apply(row, angular_velocity, a, b, IAS, IBS, imp[5])
+        _row_apply(contact_row, c, linear_velocity, angular_velocity, a, b, N_, IAN, IBN, contact_impulse[c, 0])
+        _row_apply(contact_row, c, linear_velocity, angular_velocity, a, b, T1, IAT1, IBT1, contact_impulse[c, 1])
+        _row_apply(contact_row, c, linear_velocity, angular_velocity, a, b, T2, IAT2, IBT2, contact_impulse[c, 2])
+        _angular_apply(contact_row, c, angular_velocity, a, b, IA1, IB1, contact_impulse[c, 3])
+        _angular_apply(contact_row, c, angular_velocity, a, b, IA2, IB2, contact_impulse[c, 4])
+        _angular_apply(contact_row, c, angular_velocity, a, b, IAS, IBS, contact_impulse[c, 5])
+
+
+@njit(**JIT)
+def _body_velocity(lin, ang, body):
+    return lin[body, 0], lin[body, 1], lin[body, 2], ang[body, 0], ang[body, 1], ang[body, 2]
+
+
+@njit(**JIT)
+def _row3(rows, c, k):
+    return rows[c, k], rows[c, k + 1], rows[c, k + 2]
 
 
 @njit(**JIT)
 def solve_velocities(contact_a, contact_b, contact_row, contact_impulse, linear_velocity, angular_velocity,
                      n_contacts, iterations):
+    """Gauss-Seidel sweeps: friction, rolling and spinning first, the normal row last.
+
+    The normal row goes last so non-penetration wins over friction (as in
+    Box2D). Each contact reads its row into locals once per sweep and writes
+    the two bodies' velocities back once, which lets LLVM keep everything in
+    registers.
+    """
     lin = linear_velocity
     ang = angular_velocity
+    rows = contact_row
     for _ in range(iterations):
         for c in range(n_contacts):
             a = contact_a[c]
             b = contact_b[c]
-            row = contact_row[c]
-            imp = contact_impulse[c]
+            has_a = a >= 0
+            vbx, vby, vbz, wbx, wby, wbz = _body_velocity(lin, ang, b)
+            if has_a:
+                vax, vay, vaz, wax, way, waz = _body_velocity(lin, ang, a)
+            else:
+                vax = vay = vaz = wax = way = waz = 0.0
+            ma = rows[c, INV_MASS_A]
+            mb = rows[c, INV_MASS_B]
+            nx, ny, nz = _row3(rows, c, N_)
+            t1x, t1y, t1z = _row3(rows, c, T1)
+            t2x, t2y, t2z = _row3(rows, c, T2)
+            dvx, dvy, dvz = vbx - vax, vby - vay, vbz - vaz
+
             # sliding friction, projected on the disc of radius mu * lambda_n
-            v1 = _row_velocity(row, lin, ang, a, b, T1, AT1, BT1)
-            v2 = _row_velocity(row, lin, ang, a, b, T2, AT2, BT2)
-            f1 = imp[1] - row[MASS_T1] * v1
-            f2 = imp[2] - row[MASS_T2] * v2
-            limit = row[FRICTION] * imp[0]
+            v1 = (t1x * dvx + t1y * dvy + t1z * dvz + _dot3(rows, c, BT1, wbx, wby, wbz)
+                  - _dot3(rows, c, AT1, wax, way, waz))
+            v2 = (t2x * dvx + t2y * dvy + t2z * dvz + _dot3(rows, c, BT2, wbx, wby, wbz)
+                  - _dot3(rows, c, AT2, wax, way, waz))
+            f1 = contact_impulse[c, 1] - rows[c, MASS_T1] * v1
+            f2 = contact_impulse[c, 2] - rows[c, MASS_T2] * v2
+            limit = rows[c, FRICTION] * contact_impulse[c, 0]
             length = np.sqrt(f1 * f1 + f2 * f2)
             if length > limit:
                 f1 *= limit / length
                 f2 *= limit / length
-            _row_apply(row, lin, ang, a, b, T1, IAT1, IBT1, f1 - imp[1])
-            _row_apply(row, lin, ang, a, b, T2, IAT2, IBT2, f2 - imp[2])
-            imp[1] = f1
-            imp[2] = f2
-            # rolling resistance, on the disc of radius mu_r * lambda_n
-            if row[ROLLING] > 0.0:
-                w1 = _angular_velocity(row, ang, a, b, T1)
-                w2 = _angular_velocity(row, ang, a, b, T2)
-                r1 = imp[3] - row[MASS_R1] * w1
-                r2 = imp[4] - row[MASS_R2] * w2
-                limit = row[ROLLING] * imp[0]
+            d1 = f1 - contact_impulse[c, 1]
+            d2 = f2 - contact_impulse[c, 2]
+            contact_impulse[c, 1] = f1
+            contact_impulse[c, 2] = f2
+            px, py, pz = d1 * t1x + d2 * t2x, d1 * t1y + d2 * t2y, d1 * t1z + d2 * t2z
+            vbx += mb * px
+            vby += mb * py
+            vbz += mb * pz
+            vax -= ma * px
+            vay -= ma * py
+            vaz -= ma * pz
+            ibx1, iby1, ibz1 = _row3(rows, c, IBT1)
+            ibx2, iby2, ibz2 = _row3(rows, c, IBT2)
+            wbx += d1 * ibx1 + d2 * ibx2
+            wby += d1 * iby1 + d2 * iby2
+            wbz += d1 * ibz1 + d2 * ibz2
+            iax1, iay1, iaz1 = _row3(rows, c, IAT1)
+            iax2, iay2, iaz2 = _row3(rows, c, IAT2)
+            wax -= d1 * iax1 + d2 * iax2
+            way -= d1 * iay1 + d2 * iay2
+            waz -= d1 * iaz1 + d2 * iaz2
+
+            # rolling resistance on the disc of radius mu_r * lambda_n (mu_r is a length)
+            if rows[c, ROLLING] > 0.0:
+                rwx, rwy, rwz = wbx - wax, wby - way, wbz - waz
+                r1 = contact_impulse[c, 3] - rows[c, MASS_R1] * (t1x * rwx + t1y * rwy + t1z * rwz)
+                r2 = contact_impulse[c, 4] - rows[c, MASS_R2] * (t2x * rwx + t2y * rwy + t2z * rwz)
+                limit = rows[c, ROLLING] * contact_impulse[c, 0]
                 length = np.sqrt(r1 * r1 + r2 * r2)
                 if length > limit:
                     r1 *= limit / length
                     r2 *= limit / length
-                _angular_apply(row, ang, a, b, IA1, IB1, r1 - imp[3])
-                _angular_apply(row, ang, a, b, IA2, IB2, r2 - imp[4])
-                imp[3] = r1
-                imp[4] = r2
-            # spinning resistance, |lambda_s| <= mu_s * lambda_n
-            if row[SPINNING] > 0.0:
-                ws_ = _angular_velocity(row, ang, a, b, N_)
-                limit = row[SPINNING] * imp[0]
-                old = imp[5]
-                imp[5] = min(max(old - row[MASS_S] * ws_, -limit), limit)
-                _angular_apply(row, ang, a, b, IAS, IBS, imp[5] - old)
-            # normal last, so non-penetration wins over friction (as in Box2D): n.v >= target, lambda_n >= 0
-            vn = _row_velocity(row, lin, ang, a, b, N_, AN, BN)
-            old = imp[0]
-            imp[0] = max(old - row[MASS_N] * (vn - row[TARGET]), 0.0)
-            _row_apply(row, lin, ang, a, b, N_, IAN, IBN, imp[0] - old)
+                d1 = r1 - contact_impulse[c, 3]
+                d2 = r2 - contact_impulse[c, 4]
+                contact_impulse[c, 3] = r1
+                contact_impulse[c, 4] = r2
+                wbx += d1 * rows[c, IB1] + d2 * rows[c, IB2]
+                wby += d1 * rows[c, IB1 + 1] + d2 * rows[c, IB2 + 1]
+                wbz += d1 * rows[c, IB1 + 2] + d2 * rows[c, IB2 + 2]
+                wax -= d1 * rows[c, IA1] + d2 * rows[c, IA2]
+                way -= d1 * rows[c, IA1 + 1] + d2 * rows[c, IA2 + 1]
+                waz -= d1 * rows[c, IA1 + 2] + d2 * rows[c, IA2 + 2]
+
+            # spinning resistance, |lambda_s| <= mu_s * lambda_n (mu_s is a length)
+            if rows[c, SPINNING] > 0.0:
+                spin = nx * (wbx - wax) + ny * (wby - way) + nz * (wbz - waz)
+                limit = rows[c, SPINNING] * contact_impulse[c, 0]
+                old = contact_impulse[c, 5]
+                new = min(max(old - rows[c, MASS_S] * spin, -limit), limit)
+                contact_impulse[c, 5] = new
+                ds = new - old
+                wbx += ds * rows[c, IBS]
+                wby += ds * rows[c, IBS + 1]
+                wbz += ds * rows[c, IBS + 2]
+                wax -= ds * rows[c, IAS]
+                way -= ds * rows[c, IAS + 1]
+                waz -= ds * rows[c, IAS + 2]
+
+            # normal: n.v >= target, lambda_n >= 0
+            vn = (nx * (vbx - vax) + ny * (vby - vay) + nz * (vbz - vaz) + _dot3(rows, c, BN, wbx, wby, wbz)
+                  - _dot3(rows, c, AN, wax, way, waz))
+            old = contact_impulse[c, 0]
+            new = max(old - rows[c, MASS_N] * (vn - rows[c, TARGET]), 0.0)
+            contact_impulse[c, 0] = new
+            dn = new - old
+            vbx += mb * dn * nx
+            vby += mb * dn * ny
+            vbz += mb * dn * nz
+            wbx += dn * rows[c, IBN]
+            wby += dn * rows[c, IBN + 1]
+            wbz += dn * rows[c, IBN + 2]
+            lin[b, 0] = vbx
+            lin[b, 1] = vby
+            lin[b, 2] = vbz
+            ang[b, 0] = wbx
+            ang[b, 1] = wby
+            ang[b, 2] = wbz
+            if has_a:
+                lin[a, 0] = vax - ma * dn * nx
+                lin[a, 1] = vay - ma * dn * ny
+                lin[a, 2] = vaz - ma * dn * nz
+                ang[a, 0] = wax - dn * rows[c, IAN]
+                ang[a, 1] = way - dn * rows[c, IAN + 1]
+                ang[a, 2] = waz - dn * rows[c, IAN + 2]
 
 
 @njit(**JIT)
@@ -258,24 +340,25 @@ def apply_restitution(contact_a, contact_b, contact_row, contact_impulse, linear
     the substep bounces with the full impact speed.
     """
     for c in range(n_contacts):
-        row = contact_row[c]
-        imp = contact_impulse[c]
-        if row[APPROACH] > -threshold or imp[0] == 0.0 or row[RESTITUTION] == 0.0:
+        if contact_row[c, APPROACH] > -threshold or contact_impulse[c, 0] == 0.0 or contact_row[c, RESTITUTION] == 0.0:
             continue
         a = contact_a[c]
         b = contact_b[c]
-        vn = _row_velocity(row, linear_velocity, angular_velocity, a, b, N_, AN, BN)
-        old = imp[0]
-        imp[0] = max(old - row[MASS_N] * (vn + row[RESTITUTION] * row[APPROACH]), 0.0)
-        _row_apply(row, linear_velocity, angular_velocity, a, b, N_, IAN, IBN, imp[0] - old)
+        vn = _row_velocity(contact_row, c, linear_velocity, angular_velocity, a, b, N_, AN, BN)
+        old = contact_impulse[c, 0]
+        contact_impulse[c, 0] = max(old - contact_row[c, MASS_N] * (vn + contact_row[c, RESTITUTION] * contact_row[c, APPROACH]), 0.0)
+        _row_apply(contact_row, c, linear_velocity, angular_velocity, a, b, N_, IAN, IBN, contact_impulse[c, 0] - old)
 
 
 @njit(**JIT)
 def solve_penetration(contact_a, contact_b, contact_row, contact_depth, contact_pseudo, pseudo_linear,
                       pseudo_angular, n_contacts, iterations, h, baumgarte, slop):
     """Split impulses: push overlapping bodies apart through pseudo-velocities only."""
-    pseudo_linear[:] = 0.0
-    pseudo_angular[:] = 0.0
+    lin = pseudo_linear
+    ang = pseudo_angular
+    rows = contact_row
+    lin[:] = 0.0
+    ang[:] = 0.0
     contact_pseudo[:n_contacts] = 0.0
     for _ in range(iterations):
         for c in range(n_contacts):
@@ -284,12 +367,34 @@ def solve_penetration(contact_a, contact_b, contact_row, contact_depth, contact_
                 continue
             a = contact_a[c]
             b = contact_b[c]
-            row = contact_row[c]
-            vn = _row_velocity(row, pseudo_linear, pseudo_angular, a, b, N_, AN, BN)
+            has_a = a >= 0
+            vbx, vby, vbz, wbx, wby, wbz = _body_velocity(lin, ang, b)
+            if has_a:
+                vax, vay, vaz, wax, way, waz = _body_velocity(lin, ang, a)
+            else:
+                vax = vay = vaz = wax = way = waz = 0.0
+            nx, ny, nz = _row3(rows, c, N_)
+            vn = (nx * (vbx - vax) + ny * (vby - vay) + nz * (vbz - vaz) + _dot3(rows, c, BN, wbx, wby, wbz)
+                  - _dot3(rows, c, AN, wax, way, waz))
             old = contact_pseudo[c]
-            new = max(old - row[MASS_N] * (vn - baumgarte * (depth - slop) / h), 0.0)
+            new = max(old - rows[c, MASS_N] * (vn - baumgarte * (depth - slop) / h), 0.0)
             contact_pseudo[c] = new
-            _row_apply(row, pseudo_linear, pseudo_angular, a, b, N_, IAN, IBN, new - old)
+            dn = new - old
+            mb = rows[c, INV_MASS_B] * dn
+            lin[b, 0] = vbx + mb * nx
+            lin[b, 1] = vby + mb * ny
+            lin[b, 2] = vbz + mb * nz
+            ang[b, 0] = wbx + dn * rows[c, IBN]
+            ang[b, 1] = wby + dn * rows[c, IBN + 1]
+            ang[b, 2] = wbz + dn * rows[c, IBN + 2]
+            if has_a:
+                ma = rows[c, INV_MASS_A] * dn
+                lin[a, 0] = vax - ma * nx
+                lin[a, 1] = vay - ma * ny
+                lin[a, 2] = vaz - ma * nz
+                ang[a, 0] = wax - dn * rows[c, IAN]
+                ang[a, 1] = way - dn * rows[c, IAN + 1]
+                ang[a, 2] = waz - dn * rows[c, IAN + 2]
 
 
 @njit(**JIT)
@@ -297,14 +402,11 @@ def store_impulses(contact_key, contact_normal, contact_row, contact_impulse, ca
                    cache_impulse, cache_count, n_contacts):
     """Contacts of this substep become the warm-start cache of the next (already sorted by key)."""
     for c in range(n_contacts):
-        row = contact_row[c]
-        imp = contact_impulse[c]
         cache_key[c] = contact_key[c]
-        out = cache_impulse[c]
-        out[0] = imp[0]
+        cache_impulse[c, 0] = contact_impulse[c, 0]
         for k in range(3):
             cache_normal[c, k] = contact_normal[c, k]
-            out[1 + k] = imp[1] * row[T1 + k] + imp[2] * row[T2 + k]
-            out[4 + k] = imp[3] * row[T1 + k] + imp[4] * row[T2 + k]
-        out[7] = imp[5]
+            cache_impulse[c, 1 + k] = contact_impulse[c, 1] * contact_row[c, T1 + k] + contact_impulse[c, 2] * contact_row[c, T2 + k]
+            cache_impulse[c, 4 + k] = contact_impulse[c, 3] * contact_row[c, T1 + k] + contact_impulse[c, 4] * contact_row[c, T2 + k]
+        cache_impulse[c, 7] = contact_impulse[c, 5]
     cache_count[0] = n_contacts
