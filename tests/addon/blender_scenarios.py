@@ -296,6 +296,14 @@ def scenario_bake(out, blend_path):
     job = ops.prepare_job(ctx)
     target = next(i for i, b in enumerate(job.conv.scene.bodies) if b["name"] == "Brick")
     job.conv.scene.bodies[target]["velocity"] = (math.inf, 0.0, 0.0)
+    # What the solver itself says about this scene, for the add-on's report to be checked against.
+    solver = mod("runtime").get_solver()
+    try:
+        solver.Simulation(job.conv.scene, dt=job.conv.dt).run(frames=job.conv.frames, fps=job.conv.fps,
+                                                              substeps=job.conv.substeps)
+        res["solver_diverged"] = None
+    except solver.SimulationDiverged as exc:
+        res["solver_diverged"] = dict(frame=exc.frame, body=exc.body, body_name=exc.body_name)
     res["diverge_state"] = job.run_sync()
     res["diverge_message"] = job.message
     res["diverge_finish"] = sorted(ops.finish_job(ctx, job))

