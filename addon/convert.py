@@ -7,7 +7,6 @@ exactly with its body.
 """
 from dataclasses import dataclass, field
 
-import bpy
 import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 

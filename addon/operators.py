@@ -1,5 +1,4 @@
 """Operators: add bodies / colliders / ropes, simulate (modal or synchronous), clear, export, import."""
-import math
 import os
 import time
 

@@ -132,6 +132,12 @@ def scenario_fit_and_errors(out):
     res["empty_display_type"] = empty.empty_display_type
     res["empty_parent"] = empty.parent.name if empty.parent else None
 
+    # Editing the shape empty edits the body: scale it up by half along its local axes.
+    empty.scale = tuple(1.5 * x for x in empty.scale)
+    conv = mod("convert").build_scene(mod("runtime").get_solver(), bpy.context)
+    res["semi_axes_after_edit"] = list(conv.scene.bodies[0]["semi_axes"])
+    empty.scale = tuple(x / 1.5 for x in empty.scale)
+
     # Bad selections.
     bpy.ops.object.empty_add(location=(5, 5, 5))
     lamp = bpy.context.object
@@ -280,6 +286,15 @@ def scenario_bake(out, blend_path):
     res["frame_start"] = job.conv.frame_start
     res["tracks"] = evaluated_tracks(scene, bodies, binding)
     res["job_keys"] = keyframe_dump(bodies)
+    # The animated body: its own keyframes drive it (not baked), the solver follows them.
+    pusher = bpy.data.objects["Pusher"]
+    pusher_index = next(i for i, b in enumerate(job.conv.scene.bodies) if b["name"] == "Pusher")
+    res["pusher_recorded"] = job.recording.body_poses[:, pusher_index].tolist()
+    res["pusher_animated"] = []
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        res["pusher_animated"].append(list(pusher.quadric.shape_empty.matrix_world.translation))
+    res["pusher_baked"] = pusher.quadric.is_baked
     res["rotation_modes_baked"] = {o.name: o.rotation_mode for o in bodies}
 
     # 3. Cancel through the cancel flag (what Esc sets) at frame 5: fcurves must not change.

@@ -50,6 +50,10 @@ def test_fitted_uv_sphere_scaled_123_within_one_percent(fit):
     np.testing.assert_allclose(np.sort(axes, axis=1)[:, -1], 1.0, atol=1e-5)
 
 
+def test_editing_the_shape_empty_edits_the_body(fit):
+    np.testing.assert_allclose(fit["semi_axes_after_edit"], 1.5 * np.array(fit["semi_axes"]), rtol=1e-5)
+
+
 def test_shape_is_shown_as_child_sphere_empty(fit):
     assert fit["empty_display_type"] == "SPHERE" and fit["empty_parent"] == "Egg"
     np.testing.assert_allclose(fit["empty_center"], fit["object_location"], atol=1e-5)
@@ -119,6 +123,15 @@ def test_body_fcurves_match_recording_at_every_frame(baked):
         assert same_rotation_error(body_q, pose[:, 3:]) <= 1e-6, name
         moved = max(moved, np.abs(pose[-1, :3] - pose[0, :3]).max())
     assert moved > 0.1  # the scene really moved (the ball falls)
+
+
+def test_animated_body_follows_its_keyframes(baked):
+    # Tracks are sampled at every frame, so at frame times the solver's pose is the animated one.
+    assert not baked["pusher_baked"]
+    recorded = np.array(baked["pusher_recorded"])[:, :3]
+    animated = np.array(baked["pusher_animated"])
+    np.testing.assert_allclose(recorded, animated, atol=1e-5)
+    assert animated[-1, 0] - animated[0, 0] > 2.0  # it really moved
 
 
 def test_shape_empties_move_exactly_with_bodies(baked):
