@@ -21,7 +21,8 @@ from numba import njit
 from .math3d import JIT
 from .model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
 from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_plane_depth,
-                          ellipsoid_tube_depth, ellipsoids_separated, support_point, width_gap_along)
+                          ellipsoid_tube_depth, ellipsoids_separated_into, new_separation_scratch, support_point,
+                          width_gap_along)
 
 
 @njit(**JIT)
@@ -124,6 +125,7 @@ def collide(model, state, ws, n_pairs):
     scratch = np.empty(6)
     half_a = np.empty(3)
     half_b = np.empty(3)
+    sep_scratch, sep_chain, sep_lengths, sep_remainder = new_separation_scratch()
     p = 0
     for i in range(n):
         # pairs (i, j), j increasing
@@ -159,8 +161,9 @@ def collide(model, state, ws, n_pairs):
             else:
                 inflate_a = 1.0 + reach_a / model.semi_axes[i].min()
                 inflate_b = 1.0 + reach_b / model.semi_axes[j].min()
-                if ellipsoids_separated(ca, ws.rotation[i], model.semi_axes[i], cb, ws.rotation[j],
-                                        model.semi_axes[j], inflate_a, inflate_b):
+                if ellipsoids_separated_into(ca, ws.rotation[i], model.semi_axes[i], cb, ws.rotation[j],
+                                             model.semi_axes[j], inflate_a, inflate_b, sep_scratch, sep_chain,
+                                             sep_lengths, sep_remainder):
                     continue
                 normal[:] = 0.0
             depth = ellipsoid_ellipsoid_depth(ca, ws.shape[i], ws.rotation[i], cb, ws.shape[j], ws.rotation[j],

@@ -347,113 +347,122 @@ def _det4(m):
 
 
 @njit(**JIT)
-def _sign_changes(values, count):
-    changes = 0
-    last = 0.0
-    for k in range(count):
-        v = values[k]
-        if v != 0.0:
-            if last != 0.0 and (v > 0.0) != (last > 0.0):
-                changes += 1
-            last = v
-    return changes
+def _positive_root_count(chain, lengths, remainder):
+    """Number of distinct real roots in (0, inf) of the polynomial in chain[0] (high to low), by Sturm's theorem.
 
-
-@njit(**JIT)
-def _positive_root_count(coeffs):
-    """Number of distinct real roots in (0, inf) of a polynomial (coefficients high to low), by Sturm's theorem."""
-    degree = coeffs.shape[0] - 1
-    chain = np.zeros((degree + 1, degree + 1))  # row k holds p_k, left-aligned, length degree+1-k at most
-    lengths = np.zeros(degree + 1, dtype=np.int64)
-    scale = 0.0
-    for k in range(degree + 1):
-        scale = max(scale, abs(coeffs[k]))
-        chain[0, k] = coeffs[k]
+    chain (degree+1, degree+1) holds the Sturm sequence (row 0 must hold the
+    polynomial), lengths (degree+1,) int64 their lengths, remainder a scratch row.
+    """
+    degree = chain.shape[0] - 1
     lengths[0] = degree + 1
     for k in range(degree):
-        chain[1, k] = coeffs[k] * (degree - k)
+        chain[1, k] = chain[0, k] * (degree - k)
     lengths[1] = degree
     count = 2
     tolerance = 1e-12
     while lengths[count - 1] > 1 and count <= degree:
         # remainder of chain[count-2] divided by chain[count-1]
-        num = chain[count - 2, :lengths[count - 2]].copy()
-        den = chain[count - 1, :lengths[count - 1]]
         nlen = lengths[count - 2]
         dlen = lengths[count - 1]
+        for k in range(nlen):
+            remainder[k] = chain[count - 2, k]
         for shift in range(nlen - dlen + 1):
-            factor = num[shift] / den[0]
+            factor = remainder[shift] / chain[count - 1, 0]
             for k in range(dlen):
-                num[shift + k] -= factor * den[k]
-        rem = num[nlen - dlen + 1:]
-        # drop leading zeros of the remainder (relative to the chain's size)
+                remainder[shift + k] -= factor * chain[count - 1, k]
         size = 0.0
-        for k in range(num.shape[0]):
-            size = max(size, abs(num[k]))
-        start = 0
-        while start < rem.shape[0] and abs(rem[start]) <= tolerance * max(size, 1e-300):
+        for k in range(nlen):
+            size = max(size, abs(remainder[k]))
+        # drop leading zeros of the remainder (relative to the dividend's size)
+        start = nlen - dlen + 1
+        while start < nlen and abs(remainder[start]) <= tolerance * max(size, 1e-300):
             start += 1
-        if start == rem.shape[0]:
+        if start == nlen:
             break  # exact division: repeated roots; the chain ends here
-        rlen = rem.shape[0] - start
+        rlen = nlen - start
         for k in range(rlen):
-            chain[count, k] = -rem[start + k]
+            chain[count, k] = -remainder[start + k]
         lengths[count] = rlen
         count += 1
-    at_zero = np.empty(count)
-    at_infinity = np.empty(count)
+    # sign changes at 0 (constant terms) minus sign changes at +inf (leading terms)
+    changes = 0
+    last_zero = 0.0
+    last_infinity = 0.0
     for k in range(count):
-        at_zero[k] = chain[k, lengths[k] - 1]
-        at_infinity[k] = chain[k, 0]
-    return _sign_changes(at_zero, count) - _sign_changes(at_infinity, count)
+        at_zero = chain[k, lengths[k] - 1]
+        at_infinity = chain[k, 0]
+        if at_zero != 0.0:
+            if last_zero != 0.0 and (at_zero > 0.0) != (last_zero > 0.0):
+                changes += 1
+            last_zero = at_zero
+        if at_infinity != 0.0:
+            if last_infinity != 0.0 and (at_infinity > 0.0) != (last_infinity > 0.0):
+                changes -= 1
+            last_infinity = at_infinity
+    return changes
 
 
 @njit(**JIT)
-def characteristic_polynomial(ca, ra, axes_a, cb, rb, axes_b, inflate_a, inflate_b):
-    """Coefficients (high to low) of f(l) = det(l A + B) for the quadric matrices of two ellipsoids.
+def characteristic_polynomial(ca, ra, axes_a, cb, rb, axes_b, inflate_a, inflate_b, scratch):
+    """Coefficients (c4, c3, c2, c1, c0) of f(l) = det(l A + B) for the quadric matrices of two ellipsoids.
 
     Coordinates are centred on A and scaled by A's largest semi-axis so the
     coefficients are well conditioned. Semi-axes are multiplied by the inflate
-    factors (1 for the exact shapes).
+    factors (1 for the exact shapes). ``scratch`` is a (4, 4, 4) buffer.
     """
     scale = max(axes_a[0], max(axes_a[1], axes_a[2])) * inflate_a
-    qa = np.empty((4, 4))
-    qb = np.empty((4, 4))
-    sa = np.empty(3)
-    sb = np.empty(3)
+    qa = scratch[0]
+    qb = scratch[1]
+    work = scratch[2]
+    sizes = scratch[3]
     for k in range(3):
-        sa[k] = axes_a[k] * inflate_a
-        sb[k] = axes_b[k] * inflate_b
-    _quadric_matrix(ca, ra, sa, scale, ca, qa)
-    _quadric_matrix(cb, rb, sb, scale, ca, qb)
-    samples = np.empty(5)
-    work = np.empty((4, 4))
-    lambdas = (0.0, 1.0, -1.0, 2.0, -2.0)
-    for s in range(5):
+        sizes[0, k] = axes_a[k] * inflate_a
+        sizes[1, k] = axes_b[k] * inflate_b
+    _quadric_matrix(ca, ra, sizes[0], scale, ca, qa)
+    _quadric_matrix(cb, rb, sizes[1], scale, ca, qb)
+    # the quartic from its values at 0, +-1, +-2
+    for s in range(4):
+        lam = (1.0, -1.0, 2.0, -2.0)[s]
         for r in range(4):
             for c in range(4):
-                work[r, c] = lambdas[s] * qa[r, c] + qb[r, c]
-        samples[s] = _det4(work)
-    p0, p1, pm1, p2, pm2 = samples[0], samples[1], samples[2], samples[3], samples[4]
+                work[r, c] = lam * qa[r, c] + qb[r, c]
+        sizes[2, s] = _det4(work)
+    p0 = _det4(qb)
+    p1, pm1, p2, pm2 = sizes[2, 0], sizes[2, 1], sizes[2, 2], sizes[2, 3]
     even1 = 0.5 * (p1 + pm1) - p0
     even2 = 0.5 * (p2 + pm2) - p0
     odd1 = 0.5 * (p1 - pm1)
     odd2 = 0.25 * (p2 - pm2)
     c4 = (even2 - 4.0 * even1) / 12.0
-    c2 = even1 - c4
     c3 = (odd2 - odd1) / 3.0
-    c1 = odd1 - c3
-    coeffs = np.empty(5)
-    coeffs[0] = c4
-    coeffs[1] = c3
-    coeffs[2] = c2
-    coeffs[3] = c1
-    coeffs[4] = p0
-    return coeffs
+    return c4, c3, even1 - c4, odd1 - c3, p0
+
+
+@njit(**JIT)
+def ellipsoids_separated_into(ca, ra, axes_a, cb, rb, axes_b, inflate_a, inflate_b, scratch, chain, lengths,
+                              remainder):
+    """Wang, Wang & Kim (2001): two ellipsoids are separated iff det(l A + B) = 0 has two distinct positive roots.
+
+    Buffers come from new_separation_scratch(), so the hot path allocates nothing.
+    """
+    c4, c3, c2, c1, c0 = characteristic_polynomial(ca, ra, axes_a, cb, rb, axes_b, inflate_a, inflate_b, scratch)
+    chain[0, 0] = c4
+    chain[0, 1] = c3
+    chain[0, 2] = c2
+    chain[0, 3] = c1
+    chain[0, 4] = c0
+    return _positive_root_count(chain, lengths, remainder) >= 2
+
+
+@njit(**JIT)
+def new_separation_scratch():
+    """Scratch buffers for ellipsoids_separated_into, allocated once per collision pass."""
+    return np.empty((4, 4, 4)), np.empty((5, 5)), np.zeros(5, dtype=np.int64), np.empty(5)
 
 
 @njit(**JIT)
 def ellipsoids_separated(ca, ra, axes_a, cb, rb, axes_b, inflate_a, inflate_b):
-    """Wang, Wang & Kim (2001): two ellipsoids are separated iff det(l A + B) = 0 has two distinct positive roots."""
-    coeffs = characteristic_polynomial(ca, ra, axes_a, cb, rb, axes_b, inflate_a, inflate_b)
-    return _positive_root_count(coeffs) >= 2
+    """Convenience form of ellipsoids_separated_into that allocates its own buffers."""
+    scratch, chain, lengths, remainder = new_separation_scratch()
+    return ellipsoids_separated_into(ca, ra, axes_a, cb, rb, axes_b, inflate_a, inflate_b, scratch, chain,
+                                     lengths, remainder)
