@@ -288,7 +288,7 @@ def validate_rope_spec(spec, index, n_bodies):
 # ----------------------------------------------------------------------------------------------
 # building
 
-def build_ropes(rope_specs, n_bodies=0, material_friction=None, iterations=2, contact_iterations=2, stretch_erp=1.0,
+def build_ropes(rope_specs, n_bodies=0, material_friction=None, iterations=4, contact_iterations=3, stretch_erp=1.0,
                 attachment_erp=0.2, length_erp=1.0, length_iterations=4, length_tolerance=1e-9):
     """Validate rope specs (dicts of add_rope arguments) and build the flat (RopeModel, RopeState).
 
@@ -365,7 +365,7 @@ def build_ropes(rope_specs, n_bodies=0, material_friction=None, iterations=2, co
     seg_inv_inertia = np.zeros_like(seg_inertia)
     np.divide(1.0, seg_inertia, out=seg_inv_inertia, where=seg_inertia > 0.0)
     n_att = len(att_node)
-    capacity = 8 * nn + 64  # contacts per substep; more are dropped and counted in contact_count[1]
+    capacity = 32 * nn + 64  # contacts per substep; more are dropped and counted in contact_count[1]
     table = 1 << max(4, int(2 * max(ns, 1) - 1).bit_length())  # hash table of the contact grid, >= 2 Ns
     model = RopeModel(
         rope_node_start=node_start, rope_seg_start=seg_start, rope_joint_start=joint_start, rope_row_start=row_start,

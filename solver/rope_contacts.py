@@ -174,7 +174,7 @@ def rope_collide(rope_model, rope_state, model, body_position, body_orientation,
     # --- nodes against static colliders
     for r in range(rope_model.rope_radius.shape[0]):
         radius = rope_model.rope_radius[r]
-        margin = radius + reach
+        margin = 0.5 * radius + reach
         mu_rope = rope_model.rope_friction[r]
         n0 = rope_model.rope_node_start[r]
         n1 = rope_model.rope_node_start[r + 1]
@@ -196,8 +196,9 @@ def rope_collide(rope_model, rope_state, model, body_position, body_orientation,
                     if gap > margin:
                         continue
                     if kind == STATIC_WALL:
-                        # one-sided: the node must be on the inner side and over the rectangle
-                        if side <= 0.0:
+                        # one-sided: the node must be on the inner side (or less than a radius through) and
+                        # over the rectangle
+                        if side <= -radius:
                             continue
                         u = model.static_u[k]
                         v = model.static_v[k]
@@ -213,7 +214,8 @@ def rope_collide(rope_model, rope_state, model, body_position, body_orientation,
                         continue
                     rx, ry, rz = dx - along * nrm[0], dy - along * nrm[1], dz - along * nrm[2]
                     radial = math.sqrt(rx * rx + ry * ry + rz * rz)
-                    if radial >= tube_radius or radial < 1e-12:
+                    # inside the tube (or less than a radius through its wall)
+                    if radial >= tube_radius + radius or radial < 1e-12:
                         continue
                     gap = tube_radius - radial - radius
                     if gap > margin:
@@ -282,6 +284,11 @@ def _segment_body(rope_model, state, model, s, b, body_position, body_rotation, 
     a, bn = _segment_nodes(rope_model, rope_model.seg_rope, s)
     if rope_model.node_inv_mass[a] == 0.0 and rope_model.node_inv_mass[bn] == 0.0:
         return
+    # a segment tied to this body by one of its nodes rests against it by construction
+    for node in (a, bn):
+        att = rope_model.node_attachment[node]
+        if att >= 0 and rope_model.att_body[att] == b:
+            return
     rot = body_rotation[b]
     axes = model.semi_axes[b]
     c = body_position[b]
@@ -305,7 +312,7 @@ def _segment_body(rope_model, state, model, s, b, body_position, body_rotation, 
         return
     x0, x1, x2, n0, n1, n2, dist = _point_ellipsoid(q0, q1, q2, axes[0], axes[1], axes[2])
     gap = dist - radius
-    if gap > radius + reach:
+    if gap > 0.5 * radius + reach:
         return
     nx = rot[0, 0] * n0 + rot[0, 1] * n1 + rot[0, 2] * n2
     ny = rot[1, 0] * n0 + rot[1, 1] * n1 + rot[1, 2] * n2
@@ -343,7 +350,7 @@ def _segment_segment_contact(rope_model, state, s, o, reach):
     dz = p0[2] + ts * (p1[2] - p0[2]) - q0[2] - to * (q1[2] - q0[2])
     dist = math.sqrt(dx * dx + dy * dy + dz * dz)
     gap = dist - ra - rb
-    if gap > ra + rb + reach or dist < 1e-12:
+    if gap > 0.25 * (ra + rb) + reach or dist < 1e-12:
         return
     mu = math.sqrt(rope_model.rope_friction[rs] * rope_model.rope_friction[ro])
     _emit(state, KIND_ROPE, rs, a0, a1, ts, o, to, dx / dist, dy / dist, dz / dist, 0.0, 0.0, 0.0, gap, mu)
