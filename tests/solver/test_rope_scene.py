@@ -45,6 +45,65 @@ def min_nonadjacent_distance(nodes, radius, lengths):
     return best
 
 
+def closed_curve(nodes):
+    """Close an open curve through a far arc outside a ball around it (the knot type is then well defined)."""
+    centre = nodes.mean(axis=0)
+    radius = 4.0 * np.max(np.linalg.norm(nodes - centre, axis=1))
+    a, b = nodes[0] - centre, nodes[-1] - centre
+    far_a = centre + radius * a / np.linalg.norm(a)
+    far_b = centre + radius * b / np.linalg.norm(b)
+    normal = np.cross(a, b)
+    normal = normal / np.linalg.norm(normal) if np.linalg.norm(normal) > 1e-9 else np.array([0.0, 0.0, 1.0])
+    arc = [far_b, centre + radius * normal * 1.5, far_a]
+    return np.concatenate([nodes, np.array(arc)])
+
+def knot_determinant(polygon, seed=0):
+    """|Alexander polynomial at -1| of a closed polygon, from a generic projection (3 for a trefoil, 1 for
+    an unknot): Fox colouring matrix of the diagram, with one row and one column removed."""
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    p = polygon @ q
+    n = len(p)
+    crossings = []  # (position of the under-crossing along the curve, position of the over-crossing)
+    for i in range(n):
+        a0, a1 = p[i], p[(i + 1) % n]
+        for j in range(i + 2, n):
+            if i == 0 and j == n - 1:
+                continue
+            b0, b1 = p[j], p[(j + 1) % n]
+            d1, d2 = a1[:2] - a0[:2], b1[:2] - b0[:2]
+            den = d1[0] * d2[1] - d1[1] * d2[0]
+            if abs(den) < 1e-14:
+                continue
+            w = b0[:2] - a0[:2]
+            s = (w[0] * d2[1] - w[1] * d2[0]) / den
+            t = (w[0] * d1[1] - w[1] * d1[0]) / den
+            if 0 <= s < 1 and 0 <= t < 1:
+                za = a0[2] + s * (a1[2] - a0[2])
+                zb = b0[2] + t * (b1[2] - b0[2])
+                if za < zb:
+                    crossings.append((i + s, j + t))
+                else:
+                    crossings.append((j + t, i + s))
+    if not crossings:
+        return 1
+    unders = sorted(c[0] for c in crossings)
+    m = len(unders)
+
+    def arc_of(position):  # arc k starts after under-crossing k-1 (cyclically)
+        k = np.searchsorted(unders, position, side="right")
+        return k % m
+
+    matrix = np.zeros((m, m))
+    for row, (under, over) in enumerate(crossings):
+        k = unders.index(under)
+        incoming, outgoing = k % m, (k + 1) % m
+        matrix[row, arc_of(over)] += 2.0
+        matrix[row, incoming] -= 1.0
+        matrix[row, outgoing] -= 1.0
+    return int(round(abs(np.linalg.det(matrix[1:, 1:]))))
+
+
 # ------------------------------------------------------------------------------------------------
 # API, files, CLI
 
@@ -264,3 +323,40 @@ def test_rope_stays_inside_box_container_and_tube():
     assert np.all(radial[-1] <= 0.12 - r + resting)
     for k, points in enumerate((into_box, into_tube)):
         assert frame_length_error(recording.rope_nodes(k), rest_lengths(points)) < LENGTH_TOLERANCE
+
+
+def test_drawn_knot_pulled_tight_stays_a_knot():
+    """An overhand knot (a trefoil opened at the apex of a lobe, with straight tails) is pulled from both ends
+    by animated anchors until it is tight. Its knot type, read from the knot determinant of the curve closed
+    far away (3 for a trefoil, 1 for no knot), never changes, and no segment passes through another."""
+    r = 0.005
+    scale, tc = 0.04, math.pi / 3  # the tangent line at this apex stays outside the knot's projection
+    t = np.linspace(tc + 0.2, tc + 2 * math.pi - 0.2, 100)
+    knot = scale * np.column_stack([np.sin(t) + 2 * np.sin(2 * t), np.cos(t) - 2 * np.cos(2 * t), -np.sin(3 * t)])
+    step = np.linalg.norm(np.diff(knot, axis=0), axis=1).mean()
+    along = np.array([math.cos(tc) + 4 * math.cos(2 * tc), -math.sin(tc) + 4 * math.sin(2 * tc), 0.0])
+    along /= np.linalg.norm(along)
+    tails = step * np.arange(1, 26)[:, None] * along
+    points = np.concatenate([(knot[0] - tails)[::-1], knot, knot[-1] + tails])
+    lengths = rest_lengths(points)
+    assert knot_determinant(closed_curve(points)) == 3
+    scene = solver.Scene(gravity=(0.0, 0.0, 0.0))
+    pull = 0.45  # each end; leaves the knot about 46 r of rope, more than an ideal trefoil's 33 r
+    anchors = []
+    for end, direction in ((points[0], -along), (points[-1], along)):
+        anchor = scene.add_ellipsoid((0.004,) * 3, position=end, kinematic=True)
+        moved = end + pull * direction
+        scene.set_kinematic_track(anchor, [0.0, 2.0, 10.0], [[*end, 1, 0, 0, 0], [*moved, 1, 0, 0, 0],
+                                                             [*moved, 1, 0, 0, 0]])
+        anchors.append(anchor)
+    scene.add_rope(points, radius=r, density=1100.0, young_modulus=2e5, shear_modulus=2e5, damping=2.0,
+                   material=solver.Material(friction=0.3),
+                   attachments=[(0, anchors[0], (0, 0, 0)), (len(points) - 1, anchors[1], (0, 0, 0))])
+    nodes = solver.Simulation(scene).run(frames=72, fps=24, substeps=10).rope_nodes(0)
+    assert frame_length_error(nodes, lengths) < LENGTH_TOLERANCE
+    for frame in nodes[::6]:
+        assert min_nonadjacent_distance(frame, r, lengths) > r
+        assert knot_determinant(closed_curve(frame)) == 3
+    # it was pulled tight: the ends are 2 x pull further apart, so the knot holds that much less rope
+    spread = np.linalg.norm(nodes[-1, -1] - nodes[-1, 0]) - np.linalg.norm(points[-1] - points[0])
+    assert spread == pytest.approx(2 * pull, rel=0.02)
