@@ -354,6 +354,16 @@ def scenario_rope(out):
                                                           end_mode='FREE')))
     arm = bpy.context.object
     res["bones"] = len(arm.data.bones)
+    # By segment length instead of count: a 1 m curve in 0.25 m segments (then removed again).
+    probe = bpy.data.objects.new("Probe", data.copy())
+    scene.collection.objects.link(probe)
+    select_only(probe)
+    bpy.ops.quadric.make_rope(use_segment_length=True, segment_length=0.25, radius=0.02)
+    probe_rig = bpy.context.object
+    res["bones_by_length"] = len(probe_rig.data.bones)
+    res["bone_lengths_by_length"] = [b.length for b in probe_rig.data.bones]
+    for o in (probe_rig.quadric.rope_mesh, probe_rig, probe):
+        bpy.data.objects.remove(o)
     res["modifiers"] = [m.type for m in arm.quadric.rope_mesh.modifiers]
     res["radius"] = 0.02
 

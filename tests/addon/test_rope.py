@@ -14,6 +14,11 @@ def test_make_rope_builds_the_rig(rope):
     assert rope["modifiers"] == ["ARMATURE", "SKIN", "SUBSURF"]
 
 
+def test_make_rope_by_segment_length(rope):
+    assert rope["bones_by_length"] == 4
+    np.testing.assert_allclose(rope["bone_lengths_by_length"], 0.25, rtol=1e-5)
+
+
 def test_rope_bone_heads_follow_recorded_nodes(rope):
     assert rope["job_state"] == "DONE", rope["job_message"]
     for name, nodes in rope["recorded_nodes"].items():
