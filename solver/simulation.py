@@ -11,7 +11,8 @@ from .recording import Recording
 from .rope import build_ropes, copy_rope_state, restore_rope_state, rope_nodes, rope_segments
 from .state import (IMPULSE_WIDTH, BodyState, copy_body_state, grow_cache, new_body_state,
                     new_workspace)
-from .step import CONTACT_OVERFLOW, DIVERGED, OK, PAIR_OVERFLOW, PHASES, Settings, run_substeps
+from .step import (CONTACT_OVERFLOW, DIVERGED, OK, PAIR_OVERFLOW, PHASES, Settings, run_substeps,
+                   run_substeps_with_ropes)
 
 
 class SimulationCancelled(RuntimeError):
@@ -173,8 +174,11 @@ class Simulation:
         snapshot = copy_body_state(self._bodies)
         rope_snapshot = copy_rope_state(self._rope_state)
         while True:
-            status = run_substeps(self.model, self._bodies, ws, self.settings, h, substeps, self._rope_model,
-                                  self._rope_state)
+            if self.scene.ropes:
+                status = run_substeps_with_ropes(self.model, self._bodies, ws, self.settings, h, substeps,
+                                                 self._rope_model, self._rope_state)
+            else:
+                status = run_substeps(self.model, self._bodies, ws, self.settings, h, substeps)
             if status == OK:
                 break
             if status == DIVERGED:

@@ -49,65 +49,98 @@ def _clock():
 
 
 @njit(**JIT)
-def run_substeps(model, state, ws, settings, h, substeps, rope_model, rope_state):
-    """Advance ``substeps`` substeps of length h. Returns OK or an overflow/divergence code."""
+def _body_phases(model, state, ws, settings, h, dynamic):
+    """Phases 1 to 4 for the bodies. Returns OK or an overflow code; times go to ws.phase_seconds[0:4]."""
     times = ws.phase_seconds
+    t0 = _clock()
+    predict_velocities(model, state, h, settings.linear_damping, settings.angular_damping)
+    update_body_frames(model, state, ws, settings.margin, h)
+    t1 = _clock()
+    n_pairs = find_pairs(state.position, ws.half_extent, dynamic, ws.cell,
+                         ws.bucket_start, ws.bucket_body, ws.bucket_fill, ws.pair_a, ws.pair_b)
+    if n_pairs < 0:
+        return PAIR_OVERFLOW
+    t2 = _clock()
+    n_contacts = collide(model, state, ws, n_pairs)
+    if n_contacts < 0:
+        return CONTACT_OVERFLOW
+    t3 = _clock()
+    prepare_contacts(ws.contact_a, ws.contact_b, ws.contact_normal, ws.contact_point, ws.contact_depth,
+                     ws.contact_row, state.position, state.linear_velocity, state.angular_velocity,
+                     model.inv_mass, ws.inv_inertia_world, model.body_material, model.static_material,
+                     model.material_friction, model.material_rolling, model.material_spinning,
+                     model.material_restitution, n_contacts, h)
+    warm_start(ws.contact_key, ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_impulse,
+               state.cache_key, state.cache_impulse, state.cache_count[0], state.linear_velocity,
+               state.angular_velocity, n_contacts)
+    solve_velocities(ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_impulse, state.linear_velocity,
+                     state.angular_velocity, n_contacts, settings.iterations)
+    apply_restitution(ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_impulse, state.linear_velocity,
+                      state.angular_velocity, n_contacts, settings.restitution_threshold)
+    solve_penetration(ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_depth, ws.contact_pseudo,
+                      ws.pseudo_linear, ws.pseudo_angular, n_contacts, settings.position_iterations, h,
+                      settings.baumgarte, settings.slop)
+    store_impulses(ws.contact_key, ws.contact_normal, ws.contact_row, ws.contact_impulse, state.cache_key,
+                   state.cache_normal, state.cache_impulse, state.cache_count, n_contacts)
+    t4 = _clock()
+    times[0] += t1 - t0
+    times[1] += t2 - t1
+    times[2] += t3 - t2
+    times[3] += t4 - t3
+    ws.counters[0] = n_pairs
+    ws.counters[1] = n_contacts
+    return OK
+
+
+@njit(**JIT)
+def _integrate_phase(model, state, ws, h):
+    """Phase 6. Returns OK, or DIVERGED with the body in ws.counters[3]."""
+    t5 = _clock()
+    integrate_positions(model, state, ws, h)
+    state.time[0] += h
+    bad = first_non_finite_body(state)
+    ws.phase_seconds[5] += _clock() - t5
+    if bad >= 0:
+        ws.counters[3] = bad
+        return DIVERGED
+    return OK
+
+
+@njit(**JIT)
+def run_substeps(model, state, ws, settings, h, substeps):
+    """Advance a scene without ropes ``substeps`` substeps of length h. Returns OK or an overflow/divergence code.
+
+    Kept apart from run_substeps_with_ropes so scenes without ropes never compile the rope kernels.
+    """
     dynamic = model.inv_mass > 0.0
     for _ in range(substeps):
-        t0 = _clock()
-        predict_velocities(model, state, h, settings.linear_damping, settings.angular_damping)
-        update_body_frames(model, state, ws, settings.margin, h)
-        t1 = _clock()
-        n_pairs = find_pairs(state.position, ws.half_extent, dynamic, ws.cell,
-                             ws.bucket_start, ws.bucket_body, ws.bucket_fill, ws.pair_a, ws.pair_b)
-        if n_pairs < 0:
-            return PAIR_OVERFLOW
-        t2 = _clock()
-        n_contacts = collide(model, state, ws, n_pairs)
-        if n_contacts < 0:
-            return CONTACT_OVERFLOW
-        t3 = _clock()
-        prepare_contacts(ws.contact_a, ws.contact_b, ws.contact_normal, ws.contact_point, ws.contact_depth,
-                         ws.contact_row, state.position, state.linear_velocity, state.angular_velocity,
-                         model.inv_mass, ws.inv_inertia_world, model.body_material, model.static_material,
-                         model.material_friction, model.material_rolling, model.material_spinning,
-                         model.material_restitution, n_contacts, h)
-        warm_start(ws.contact_key, ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_impulse,
-                   state.cache_key, state.cache_impulse, state.cache_count[0], state.linear_velocity,
-                   state.angular_velocity, n_contacts)
-        solve_velocities(ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_impulse, state.linear_velocity,
-                         state.angular_velocity, n_contacts, settings.iterations)
-        apply_restitution(ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_impulse, state.linear_velocity,
-                          state.angular_velocity, n_contacts, settings.restitution_threshold)
-        solve_penetration(ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_depth, ws.contact_pseudo,
-                          ws.pseudo_linear, ws.pseudo_angular, n_contacts, settings.position_iterations, h,
-                          settings.baumgarte, settings.slop)
-        store_impulses(ws.contact_key, ws.contact_normal, ws.contact_row, ws.contact_impulse, state.cache_key,
-                       state.cache_normal, state.cache_impulse, state.cache_count, n_contacts)
+        status = _body_phases(model, state, ws, settings, h, dynamic)
+        if status != OK:
+            return status
+        status = _integrate_phase(model, state, ws, h)
+        if status != OK:
+            return status
+    return OK
+
+
+@njit(**JIT)
+def run_substeps_with_ropes(model, state, ws, settings, h, substeps, rope_model, rope_state):
+    """run_substeps plus phase 5: rope internal constraints, pins, attachments and rope contacts."""
+    dynamic = model.inv_mass > 0.0
+    for _ in range(substeps):
+        status = _body_phases(model, state, ws, settings, h, dynamic)
+        if status != OK:
+            return status
         t4 = _clock()
-        # ROPE HOOK: rope substep (internal constraints, pins, attachments, rope contacts)
-        if rope_model.rope_radius.shape[0] > 0:
-            rope_collide(rope_model, rope_state, model, state.position, state.orientation, ws.rotation, h)
-            rope_substep(rope_model, rope_state, h, model.gravity, state.position, state.orientation,
-                         state.linear_velocity, state.angular_velocity, model.inv_mass, model.inv_inertia_local)
-            bad_rope = first_non_finite_rope(rope_model, rope_state)
-            if bad_rope >= 0:
-                ws.counters[3] = -1 - bad_rope
-                return DIVERGED
-        t5 = _clock()
-        integrate_positions(model, state, ws, h)
-        state.time[0] += h
-        bad = first_non_finite_body(state)
-        t6 = _clock()
-        times[0] += t1 - t0
-        times[1] += t2 - t1
-        times[2] += t3 - t2
-        times[3] += t4 - t3
-        times[4] += t5 - t4
-        times[5] += t6 - t5
-        ws.counters[0] = n_pairs
-        ws.counters[1] = n_contacts
-        if bad >= 0:
-            ws.counters[3] = bad
+        rope_collide(rope_model, rope_state, model, state.position, state.orientation, ws.rotation, h)
+        rope_substep(rope_model, rope_state, h, model.gravity, state.position, state.orientation,
+                     state.linear_velocity, state.angular_velocity, model.inv_mass, model.inv_inertia_local)
+        bad_rope = first_non_finite_rope(rope_model, rope_state)
+        ws.phase_seconds[4] += _clock() - t4
+        if bad_rope >= 0:
+            ws.counters[3] = -1 - bad_rope
             return DIVERGED
+        status = _integrate_phase(model, state, ws, h)
+        if status != OK:
+            return status
     return OK
