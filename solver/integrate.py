@@ -47,7 +47,9 @@ def update_body_frames(model, state, ws, margin, h):
         v = state.linear_velocity[i]
         w = state.angular_velocity[i]
         speed = _norm3(v[0], v[1], v[2]) + _norm3(w[0], w[1], w[2]) * model.bounding_radius[i]
-        ws.reach[i] = margin + speed * h
+        reach = margin + speed * h
+        # a body going non-finite is reported by the integrate phase; its box must not swallow the others
+        ws.reach[i] = reach if np.isfinite(reach) else margin
         for k in range(3):
             ws.half_extent[i, k] = np.sqrt(ws.shape[i, k, k]) + ws.reach[i]
 
