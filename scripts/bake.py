@@ -35,6 +35,8 @@ def parse(argv):
     ap.add_argument("--save", metavar="OUT.blend", help="save the baked file here (default: do not save)")
     ap.add_argument("--addon-zip", metavar="ZIP", help="install and enable this extension zip first")
     ap.add_argument("--scene", help="scene name (default: the active scene)")
+    ap.add_argument("--export-scene", metavar="SCENE.json",
+                    help="also write the solver scene, for `python -m solver run` on another machine")
     return before, ap.parse_args(after)
 
 
@@ -92,6 +94,13 @@ def main():
     n_ropes = sum(o.quadric.role == 'ROPE' for o in scene.objects)
     print(f"[bake] {bpy.data.filepath or '(unsaved)'}: scene '{scene.name}', {n_bodies} bodies, {n_ropes} ropes, "
           f"substeps {qs.substeps}", flush=True)
+    if args.export_scene:
+        path = os.path.abspath(args.export_scene)
+        with bpy.context.temp_override(scene=scene):
+            if bpy.ops.quadric.export_scene('EXEC_DEFAULT', filepath=path) != {'FINISHED'}:
+                print(f"[bake] FAILED to export the scene to {path}", file=sys.stderr, flush=True)
+                return 1
+        print(f"[bake] exported {path}", flush=True)
     t0 = time.perf_counter()
     try:
         with bpy.context.temp_override(scene=scene):
