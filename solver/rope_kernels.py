@@ -21,7 +21,7 @@ from numba import njit
 
 from .math3d import JIT, cross, quat_mul, quat_to_matrix, rotate_by_rotation_vector
 from .rope_contacts import prepare_rope_contacts, solve_rope_contacts
-from .rope_impulses import apply_body_impulse, apply_node_impulse
+from .rope_impulses import apply_body_impulse, apply_node_impulse, node_impulse_arrays
 
 BAND = 8  # scalar half-bandwidth: blocks couple to blocks two away, 3 rows each -> 3*2+2
 S_REGULARISATION = 1e-9  # relative compliance on hard rows that pins can make dependent
@@ -161,43 +161,59 @@ def _prepare_segments(model, state, h):
     row |dx| / l - 1 = 0 along the chord c (nodes only). A tension therefore pulls the nodes along the chord
     and never twists a light segment, which keeps heavy loads on light ropes stable.
     """
-    rot = state.work_seg_rot
+    rope_radius = model.rope_radius
+    rope_node_start = model.rope_node_start
+    rope_seg_start = model.rope_seg_start
+    seg_rest_length = model.seg_rest_length
+    seg_inv_inertia = model.seg_inv_inertia
+    seg_inertia = model.seg_inertia
+    work_seg_rot = state.work_seg_rot
+    seg_orientation = state.seg_orientation
+    seg_tension = state.seg_tension
+    seg_angular_velocity = state.seg_angular_velocity
+    work_seg_inv_inertia = state.work_seg_inv_inertia
+    node_position = state.node_position
+    work_dir = state.work_dir
+    work_seg_node_jac = state.work_seg_node_jac
+    work_seg_rot_jac = state.work_seg_rot_jac
+    work_seg_err = state.work_seg_err
+    rot = work_seg_rot
     inertia_local = np.empty(3)
-    for r in range(model.rope_radius.shape[0]):
-        n0 = model.rope_node_start[r]
-        s0 = model.rope_seg_start[r]
-        for s in range(s0, model.rope_seg_start[r + 1]):
-            quat_to_matrix(state.seg_orientation[s], rot[s])
-            inv_l = 1.0 / model.seg_rest_length[s]
-            inertia_local[0] = model.seg_inv_inertia[s, 0]
-            inertia_local[1] = model.seg_inv_inertia[s, 1]
-            inertia_local[2] = model.seg_inv_inertia[s, 2]
-            tension = state.seg_tension[s]
+    for r in range(rope_radius.shape[0]):
+        n0 = rope_node_start[r]
+        s0 = rope_seg_start[r]
+        for s in range(s0, rope_seg_start[r + 1]):
+            quat_to_matrix(seg_orientation[s], rot[s])
+            inv_l = 1.0 / seg_rest_length[s]
+            inertia_local[0] = seg_inv_inertia[s, 0]
+            inertia_local[1] = seg_inv_inertia[s, 1]
+            inertia_local[2] = seg_inv_inertia[s, 2]
+            tension = seg_tension[s]
             if tension > 0.0:
                 for k in range(2):
-                    bend_inertia = model.seg_inertia[s, k]
-                    augmented = bend_inertia + h * h * tension * model.seg_rest_length[s]
+                    bend_inertia = seg_inertia[s, k]
+                    augmented = bend_inertia + h * h * tension * seg_rest_length[s]
                     inertia_local[k] = 1.0 / augmented
                     # I w carried into (I + h^2 T l) w+: scale the angular velocity about d_k
                     ex = rot[s, 0, k]
                     ey = rot[s, 1, k]
                     ez = rot[s, 2, k]
-                    w = state.seg_angular_velocity[s]
+                    w = seg_angular_velocity[s]
                     along = (w[0] * ex + w[1] * ey + w[2] * ez) * (bend_inertia / augmented - 1.0)
                     w[0] += along * ex
                     w[1] += along * ey
                     w[2] += along * ez
-            _world_inverse_inertia(rot[s], inertia_local, state.work_seg_inv_inertia[s])
+            _world_inverse_inertia(rot[s], inertia_local, work_seg_inv_inertia[s])
             a = n0 + s - s0
-            dx = state.node_position[a + 1, 0] - state.node_position[a, 0]
-            dy = state.node_position[a + 1, 1] - state.node_position[a, 1]
-            dz = state.node_position[a + 1, 2] - state.node_position[a, 2]
+            dx = node_position[a + 1, 0] - node_position[a, 0]
+            dy = node_position[a + 1, 1] - node_position[a, 1]
+            dz = node_position[a + 1, 2] - node_position[a, 2]
             length = math.sqrt(dx * dx + dy * dy + dz * dz)
-            state.work_dir[s, 0] = dx / length
-            state.work_dir[s, 1] = dy / length
-            state.work_dir[s, 2] = dz / length
-            node_jac = state.work_seg_node_jac[s]
-            rot_jac = state.work_seg_rot_jac[s]
+            work_dir[s, 0] = dx / length
+            work_dir[s, 1] = dy / length
+            work_dir[s, 2] = dz / length
+            node_jac = work_seg_node_jac[s]
+            rot_jac = work_seg_rot_jac[s]
             for k in range(2):
                 ex = rot[s, 0, k]
                 ey = rot[s, 1, k]
@@ -209,77 +225,84 @@ def _prepare_segments(model, state, h):
                 rot_jac[k, 0] = cx * inv_l
                 rot_jac[k, 1] = cy * inv_l
                 rot_jac[k, 2] = cz * inv_l
-                state.work_seg_err[s, k] = (ex * dx + ey * dy + ez * dz) * inv_l
-            node_jac[2, 0] = state.work_dir[s, 0] * inv_l
-            node_jac[2, 1] = state.work_dir[s, 1] * inv_l
-            node_jac[2, 2] = state.work_dir[s, 2] * inv_l
+                work_seg_err[s, k] = (ex * dx + ey * dy + ez * dz) * inv_l
+            node_jac[2, 0] = work_dir[s, 0] * inv_l
+            node_jac[2, 1] = work_dir[s, 1] * inv_l
+            node_jac[2, 2] = work_dir[s, 2] * inv_l
             rot_jac[2, :] = 0.0
-            state.work_seg_err[s, 2] = length * inv_l - 1.0
+            work_seg_err[s, 2] = length * inv_l - 1.0
 
 
 @njit(**JIT)
 def _add_product(ab, r0, kp, kq, jp, w, jq, sign, block):
     """Band-add sign * Jp W Jq^T at block position (kp, kq)."""
-    for i in range(3):
-        for k in range(3):
-            acc = 0.0
-            for l in range(3):
-                t = 0.0
-                for u in range(3):
-                    t += w[l, u] * jq[k, u]
-                acc += jp[i, l] * t
-            block[i, k] = sign * acc
+    for k in range(3):  # W Jq^T, column by column
+        t0 = w[0, 0] * jq[k, 0] + w[0, 1] * jq[k, 1] + w[0, 2] * jq[k, 2]
+        t1 = w[1, 0] * jq[k, 0] + w[1, 1] * jq[k, 1] + w[1, 2] * jq[k, 2]
+        t2 = w[2, 0] * jq[k, 0] + w[2, 1] * jq[k, 1] + w[2, 2] * jq[k, 2]
+        for i in range(3):
+            block[i, k] = sign * (jp[i, 0] * t0 + jp[i, 1] * t1 + jp[i, 2] * t2)
     _band_add(ab, r0, kp, kq, block)
-
-
-@njit(**JIT)
-def _joint_frames(model, state, r, slot):
-    """The two quaternions a joint slot connects (clamp frames at the two ends)."""
-    s0 = model.rope_seg_start[r]
-    m = model.rope_seg_start[r + 1] - s0
-    if slot == 0:
-        return state.clamp_orientation[r, 0], state.seg_orientation[s0]
-    if slot == m:
-        return state.seg_orientation[s0 + m - 1], state.clamp_orientation[r, 1]
-    return state.seg_orientation[s0 + slot - 1], state.seg_orientation[s0 + slot]
 
 
 @njit(**JIT)
 def _prepare_joints(model, state):
     """Darboux error C = Omega - Omega0 and the Jacobian G R_a^T of each active joint."""
+    rope_radius = model.rope_radius
+    rope_joint_start = model.rope_joint_start
+    joint_active = model.joint_active
+    joint_rest_length = model.joint_rest_length
+    joint_rest_darboux = model.joint_rest_darboux
+    rope_seg_start = model.rope_seg_start
+    work_joint_err = state.work_joint_err
+    work_seg_rot_ = state.work_seg_rot
+    work_joint_jac = state.work_joint_jac
+    seg_orientation = state.seg_orientation
+    clamp_orientation = state.clamp_orientation
     rot_a = np.empty((3, 3))
-    for r in range(model.rope_radius.shape[0]):
-        j0 = model.rope_joint_start[r]
-        nj = model.rope_joint_start[r + 1] - j0
+    for r in range(rope_radius.shape[0]):
+        j0 = rope_joint_start[r]
+        nj = rope_joint_start[r + 1] - j0
         for slot in range(nj):
             jt = j0 + slot
-            if model.joint_active[jt] == 0:
+            if joint_active[jt] == 0:
                 continue
-            qa, qb = _joint_frames(model, state, r, slot)
+            # the two frames this slot joins; the end slots join a segment to its clamp frame
+            s0 = rope_seg_start[r]
+            qa = clamp_orientation[r, 0] if slot == 0 else seg_orientation[s0 + slot - 1]
+            qb = clamp_orientation[r, 1] if slot == nj - 1 else seg_orientation[s0 + slot]
             rw, rx, ry, rz = _relative_rotation(qa, qb)
-            inv_len = 1.0 / model.joint_rest_length[jt]
-            state.work_joint_err[jt, 0] = 2.0 * inv_len * rx - model.joint_rest_darboux[jt, 0]
-            state.work_joint_err[jt, 1] = 2.0 * inv_len * ry - model.joint_rest_darboux[jt, 1]
-            state.work_joint_err[jt, 2] = 2.0 * inv_len * rz - model.joint_rest_darboux[jt, 2]
-            # d Omega / dt = G R_a^T (w_b - w_a), G = (rw I - [r_v]x) / l
-            g = ((rw, rz, -ry), (-rz, rw, rx), (ry, -rx, rw))
-            quat_to_matrix(qa, rot_a)
-            for i in range(3):
-                for k in range(3):
-                    acc = 0.0
-                    for l in range(3):
-                        acc += g[i][l] * rot_a[k, l]
-                    state.work_joint_jac[jt, i, k] = acc * inv_len
+            inv_len = 1.0 / joint_rest_length[jt]
+            work_joint_err[jt, 0] = 2.0 * inv_len * rx - joint_rest_darboux[jt, 0]
+            work_joint_err[jt, 1] = 2.0 * inv_len * ry - joint_rest_darboux[jt, 1]
+            work_joint_err[jt, 2] = 2.0 * inv_len * rz - joint_rest_darboux[jt, 2]
+            # d Omega / dt = G R_a^T (w_b - w_a), G = (rw I - [r_v]x) / l, rows (rw, rz, -ry), (-rz, rw, rx),
+            # (ry, -rx, rw); R_a of a segment is already in work_seg_rot
+            if slot == 0:
+                quat_to_matrix(qa, rot_a)
+                rot = rot_a
+            else:
+                rot = work_seg_rot_[rope_seg_start[r] + slot - 1]
+            jac = work_joint_jac[jt]
+            for k in range(3):
+                r0 = rot[k, 0] * inv_len
+                r1 = rot[k, 1] * inv_len
+                r2 = rot[k, 2] * inv_len
+                jac[0, k] = rw * r0 + rz * r1 - ry * r2
+                jac[1, k] = -rz * r0 + rw * r1 + rx * r2
+                jac[2, k] = ry * r0 - rx * r1 + rw * r2
 
 
 @njit(**JIT)
 def _prepare_nodes(model, state):
     """Node inverse mass as a 3x3 matrix (attachments turn it into a point inverse mass with their body)."""
-    for i in range(model.node_inv_mass.shape[0]):
-        w = model.node_inv_mass[i]
+    node_inv_mass = model.node_inv_mass
+    work_node_w = state.work_node_w
+    for i in range(node_inv_mass.shape[0]):
+        w = node_inv_mass[i]
         for a in range(3):
             for b in range(3):
-                state.work_node_w[i, a, b] = w if a == b else 0.0
+                work_node_w[i, a, b] = w if a == b else 0.0
 
 
 @njit(**JIT)
@@ -290,30 +313,40 @@ def _prepare_attachments(model, state, body_position, body_orientation, body_inv
     the rope solves use their combined point inverse mass K = K_b (W + K_b)^-1 W; an impulse P on the node
     is split into P_b = (W + K_b)^-1 W P for the body and K_b P_b for the node (equal point velocities).
     """
+    att_node = model.att_node
+    att_body = model.att_body
+    att_local = model.att_local
+    work_att_lever = state.work_att_lever
+    work_att_body_inv_inertia = state.work_att_body_inv_inertia
+    work_att_kb = state.work_att_kb
+    work_att_node_w = state.work_att_node_w
+    work_node_w = state.work_node_w
+    work_att_eff_mass = state.work_att_eff_mass
+    work_att_split = state.work_att_split
     rot = np.empty((3, 3))
     tmp = np.empty((3, 3))
-    for a in range(model.att_node.shape[0]):
-        node = model.att_node[a]
-        b = model.att_body[a]
+    for a in range(att_node.shape[0]):
+        node = att_node[a]
+        b = att_body[a]
         quat_to_matrix(body_orientation[b], rot)
-        lx = model.att_local[a, 0]
-        ly = model.att_local[a, 1]
-        lz = model.att_local[a, 2]
+        lx = att_local[a, 0]
+        ly = att_local[a, 1]
+        lz = att_local[a, 2]
         for i in range(3):
-            state.work_att_lever[a, i] = rot[i, 0] * lx + rot[i, 1] * ly + rot[i, 2] * lz
-        _world_inverse_inertia(rot, body_inv_inertia_local[b], state.work_att_body_inv_inertia[a])
-        kb = state.work_att_kb[a]
-        _point_inverse_mass(body_inv_mass[b], state.work_att_body_inv_inertia[a],
-                            state.work_att_lever[a, 0], state.work_att_lever[a, 1], state.work_att_lever[a, 2], kb)
-        wn = state.work_att_node_w[a]
-        wn[:, :] = state.work_node_w[node]
+            work_att_lever[a, i] = rot[i, 0] * lx + rot[i, 1] * ly + rot[i, 2] * lz
+        _world_inverse_inertia(rot, body_inv_inertia_local[b], work_att_body_inv_inertia[a])
+        kb = work_att_kb[a]
+        _point_inverse_mass(body_inv_mass[b], work_att_body_inv_inertia[a],
+                            work_att_lever[a, 0], work_att_lever[a, 1], work_att_lever[a, 2], kb)
+        wn = work_att_node_w[a]
+        wn[:, :] = work_node_w[node]
         for i in range(3):
             for j in range(3):
                 tmp[i, j] = kb[i, j] + wn[i, j]
-        if not _inverse3(tmp, state.work_att_eff_mass[a]):  # node pinned and body fixed: nothing can move
-            state.work_att_eff_mass[a, :, :] = 0.0
-        _matmul3(state.work_att_eff_mass[a], wn, state.work_att_split[a])
-        _matmul3(kb, state.work_att_split[a], state.work_node_w[node])
+        if not _inverse3(tmp, work_att_eff_mass[a]):  # node pinned and body fixed: nothing can move
+            work_att_eff_mass[a, :, :] = 0.0
+        _matmul3(work_att_eff_mass[a], wn, work_att_split[a])
+        _matmul3(kb, work_att_split[a], work_node_w[node])
 
 
 @njit(**JIT)
@@ -327,72 +360,99 @@ def _matmul3(a, b, out):
 
 
 @njit(**JIT)
-def _node_inverse_mass_quadratic(model, state, node, ax, ay, az, bx, by, bz):
+def _node_inverse_mass_quadratic(node_w, node, ax, ay, az, bx, by, bz):
     """a^T W b for the inverse mass W of a node (combined with its body when attached)."""
-    w = state.work_node_w[node]
+    w = node_w[node]
     return (ax * (w[0, 0] * bx + w[0, 1] * by + w[0, 2] * bz)
             + ay * (w[1, 0] * bx + w[1, 1] * by + w[1, 2] * bz)
             + az * (w[2, 0] * bx + w[2, 1] * by + w[2, 2] * bz))
 
 
-# ----------------------------------------------------------------------------------------------
-# phases of the substep
-
 @njit(**JIT)
 def _predict_velocities(model, state, h, gravity):
-    for r in range(model.rope_radius.shape[0]):
-        decay = 1.0 / (1.0 + h * model.rope_damping[r])
-        for i in range(model.rope_node_start[r], model.rope_node_start[r + 1]):
-            if model.node_inv_mass[i] == 0.0:
-                state.node_velocity[i, :] = 0.0
+    rope_radius = model.rope_radius
+    rope_damping = model.rope_damping
+    rope_node_start = model.rope_node_start
+    node_inv_mass = model.node_inv_mass
+    rope_seg_start = model.rope_seg_start
+    node_velocity = state.node_velocity
+    seg_angular_velocity = state.seg_angular_velocity
+    for r in range(rope_radius.shape[0]):
+        decay = 1.0 / (1.0 + h * rope_damping[r])
+        for i in range(rope_node_start[r], rope_node_start[r + 1]):
+            if node_inv_mass[i] == 0.0:
+                node_velocity[i, :] = 0.0
                 continue
             for c in range(3):
                 # damp the old velocity only, so that damping never weakens gravity at rest
-                state.node_velocity[i, c] = state.node_velocity[i, c] * decay + h * gravity[c]
-        for s in range(model.rope_seg_start[r], model.rope_seg_start[r + 1]):
+                node_velocity[i, c] = node_velocity[i, c] * decay + h * gravity[c]
+        for s in range(rope_seg_start[r], rope_seg_start[r + 1]):
             for c in range(3):
-                state.seg_angular_velocity[s, c] *= decay
+                seg_angular_velocity[s, c] *= decay
 
 
 @njit(**JIT)
 def _solve_attachments(model, state, h, body_position, body_linear_velocity, body_angular_velocity, body_inv_mass):
     """Sequential impulses: node velocity = body point velocity, with position drift fed back."""
-    beta = model.attachment_erp / h
-    for a in range(model.att_node.shape[0]):
-        node = model.att_node[a]
-        b = model.att_body[a]
-        rx = state.work_att_lever[a, 0]
-        ry = state.work_att_lever[a, 1]
-        rz = state.work_att_lever[a, 2]
+    imp = node_impulse_arrays(model, state)
+    attachment_erp = model.attachment_erp
+    att_node = model.att_node
+    att_body = model.att_body
+    work_att_lever = state.work_att_lever
+    node_velocity = state.node_velocity
+    node_position = state.node_position
+    work_att_eff_mass = state.work_att_eff_mass
+    work_att_node_w = state.work_att_node_w
+    beta = attachment_erp / h
+    for a in range(att_node.shape[0]):
+        node = att_node[a]
+        b = att_body[a]
+        rx = work_att_lever[a, 0]
+        ry = work_att_lever[a, 1]
+        rz = work_att_lever[a, 2]
         wx, wy, wz = cross(body_angular_velocity[b, 0], body_angular_velocity[b, 1], body_angular_velocity[b, 2],
                            rx, ry, rz)
-        ex = state.node_velocity[node, 0] - body_linear_velocity[b, 0] - wx
-        ex += beta * (state.node_position[node, 0] - body_position[b, 0] - rx)
-        ey = state.node_velocity[node, 1] - body_linear_velocity[b, 1] - wy
-        ey += beta * (state.node_position[node, 1] - body_position[b, 1] - ry)
-        ez = state.node_velocity[node, 2] - body_linear_velocity[b, 2] - wz
-        ez += beta * (state.node_position[node, 2] - body_position[b, 2] - rz)
-        em = state.work_att_eff_mass[a]
+        ex = node_velocity[node, 0] - body_linear_velocity[b, 0] - wx
+        ex += beta * (node_position[node, 0] - body_position[b, 0] - rx)
+        ey = node_velocity[node, 1] - body_linear_velocity[b, 1] - wy
+        ey += beta * (node_position[node, 1] - body_position[b, 1] - ry)
+        ez = node_velocity[node, 2] - body_linear_velocity[b, 2] - wz
+        ez += beta * (node_position[node, 2] - body_position[b, 2] - rz)
+        em = work_att_eff_mass[a]
         px = -(em[0, 0] * ex + em[0, 1] * ey + em[0, 2] * ez)
         py = -(em[1, 0] * ex + em[1, 1] * ey + em[1, 2] * ez)
         pz = -(em[2, 0] * ex + em[2, 1] * ey + em[2, 2] * ez)
-        wn = state.work_att_node_w[a]
-        state.node_velocity[node, 0] += wn[0, 0] * px + wn[0, 1] * py + wn[0, 2] * pz
-        state.node_velocity[node, 1] += wn[1, 0] * px + wn[1, 1] * py + wn[1, 2] * pz
-        state.node_velocity[node, 2] += wn[2, 0] * px + wn[2, 1] * py + wn[2, 2] * pz
-        apply_body_impulse(model, state, a, -px, -py, -pz, body_linear_velocity, body_angular_velocity, body_inv_mass)
+        wn = work_att_node_w[a]
+        node_velocity[node, 0] += wn[0, 0] * px + wn[0, 1] * py + wn[0, 2] * pz
+        node_velocity[node, 1] += wn[1, 0] * px + wn[1, 1] * py + wn[1, 2] * pz
+        node_velocity[node, 2] += wn[2, 0] * px + wn[2, 1] * py + wn[2, 2] * pz
+        apply_body_impulse(imp, a, -px, -py, -pz, body_linear_velocity, body_angular_velocity, body_inv_mass)
 
 
 @njit(**JIT)
 def _assemble_rope_system(model, state, r, h):
     """Band matrix J W J^T + compliance of one rope (rows 3 * blocks)."""
-    ab = state.work_band
-    r0 = model.rope_row_start[r]
-    nrows = model.rope_row_start[r + 1] - r0
-    n0 = model.rope_node_start[r]
-    s0 = model.rope_seg_start[r]
-    j0 = model.rope_joint_start[r]
-    m = model.rope_seg_start[r + 1] - s0
+    rope_row_start = model.rope_row_start
+    rope_node_start = model.rope_node_start
+    rope_seg_start = model.rope_seg_start
+    rope_joint_start = model.rope_joint_start
+    joint_active = model.joint_active
+    joint_rest_length = model.joint_rest_length
+    joint_stiffness = model.joint_stiffness
+    joint_damping = model.joint_damping
+    work_band = state.work_band
+    work_node_w = state.work_node_w
+    work_seg_node_jac = state.work_seg_node_jac
+    work_seg_rot_jac = state.work_seg_rot_jac
+    work_joint_jac = state.work_joint_jac
+    work_seg_inv_inertia = state.work_seg_inv_inertia
+    ab = work_band
+    r0 = rope_row_start[r]
+    nrows = rope_row_start[r + 1] - r0
+    n0 = rope_node_start[r]
+    s0 = rope_seg_start[r]
+    j0 = rope_joint_start[r]
+    m = rope_seg_start[r + 1] - s0
     for i in range(nrows):
         for d in range(BAND + 1):
             ab[r0 + i, d] = 0.0
@@ -402,46 +462,46 @@ def _assemble_rope_system(model, state, r, h):
     # nodes: J = +N_{a-1} on S_{a-1}, -N_a on S_a (N: the node rows of the stretch-shear block)
     for a in range(m + 1):
         node = n0 + a
-        w3 = state.work_node_w[node]
+        w3 = work_node_w[node]
         if a > 0:
-            _add_product(ab, r0, 2 * a - 1, 2 * a - 1, state.work_seg_node_jac[s0 + a - 1], w3,
-                         state.work_seg_node_jac[s0 + a - 1], 1.0, block)
+            _add_product(ab, r0, 2 * a - 1, 2 * a - 1, work_seg_node_jac[s0 + a - 1], w3,
+                         work_seg_node_jac[s0 + a - 1], 1.0, block)
         if a < m:
-            _add_product(ab, r0, 2 * a + 1, 2 * a + 1, state.work_seg_node_jac[s0 + a], w3,
-                         state.work_seg_node_jac[s0 + a], 1.0, block)
+            _add_product(ab, r0, 2 * a + 1, 2 * a + 1, work_seg_node_jac[s0 + a], w3,
+                         work_seg_node_jac[s0 + a], 1.0, block)
         if 0 < a < m:
-            _add_product(ab, r0, 2 * a - 1, 2 * a + 1, state.work_seg_node_jac[s0 + a - 1], w3,
-                         state.work_seg_node_jac[s0 + a], -1.0, block)
+            _add_product(ab, r0, 2 * a - 1, 2 * a + 1, work_seg_node_jac[s0 + a - 1], w3,
+                         work_seg_node_jac[s0 + a], -1.0, block)
     # segments: shear rows on S_j, +G R_a^T on joint slot j (segment is the 'b' side), -G R_a^T on slot j+1
     for j in range(m):
         seg = s0 + j
-        jac[0, :, :] = state.work_seg_rot_jac[seg]
+        jac[0, :, :] = work_seg_rot_jac[seg]
         ks[0] = 2 * j + 1
         nk = 1
-        if model.joint_active[j0 + j] != 0:
-            jac[nk, :, :] = state.work_joint_jac[j0 + j]
+        if joint_active[j0 + j] != 0:
+            jac[nk, :, :] = work_joint_jac[j0 + j]
             ks[nk] = 2 * j
             nk += 1
-        if model.joint_active[j0 + j + 1] != 0:
+        if joint_active[j0 + j + 1] != 0:
             for i in range(3):
                 for k in range(3):
-                    jac[nk, i, k] = -state.work_joint_jac[j0 + j + 1, i, k]
+                    jac[nk, i, k] = -work_joint_jac[j0 + j + 1, i, k]
             ks[nk] = 2 * j + 2
             nk += 1
         for p in range(nk):
             for q in range(p, nk):
-                _add_product(ab, r0, ks[p], ks[q], jac[p], state.work_seg_inv_inertia[seg], jac[q], 1.0, block)
+                _add_product(ab, r0, ks[p], ks[q], jac[p], work_seg_inv_inertia[seg], jac[q], 1.0, block)
     # compliance of joints (implicit Euler: 1 / (h^2 k + h c)), regularisation of stretch-shear rows
     for slot in range(m + 1):
         jt = j0 + slot
         base = 3 * (2 * slot)
-        if model.joint_active[jt] == 0:
+        if joint_active[jt] == 0:
             for c in range(3):
                 ab[r0 + base + c, 0] = 1.0
             continue
         for c in range(3):
-            k = model.joint_rest_length[jt] * model.joint_stiffness[jt, c]
-            ab[r0 + base + c, 0] += 1.0 / (h * h * k + h * model.joint_damping[jt] * k)
+            k = joint_rest_length[jt] * joint_stiffness[jt, c]
+            ab[r0 + base + c, 0] += 1.0 / (h * h * k + h * joint_damping[jt] * k)
     for j in range(m):
         base = 3 * (2 * j + 1)
         trace = ab[r0 + base, 0] + ab[r0 + base + 1, 0] + ab[r0 + base + 2, 0]
@@ -457,32 +517,50 @@ def _assemble_rope_system(model, state, r, h):
 @njit(**JIT)
 def _rope_rhs(model, state, r, h):
     """-J u - stabilisation, for the current velocities."""
-    rhs = state.work_rhs
-    r0 = model.rope_row_start[r]
-    n0 = model.rope_node_start[r]
-    s0 = model.rope_seg_start[r]
-    j0 = model.rope_joint_start[r]
-    m = model.rope_seg_start[r + 1] - s0
-    beta = model.stretch_erp / h
+    rope_row_start = model.rope_row_start
+    rope_node_start = model.rope_node_start
+    rope_seg_start = model.rope_seg_start
+    rope_joint_start = model.rope_joint_start
+    stretch_erp = model.stretch_erp
+    joint_active = model.joint_active
+    joint_rest_length = model.joint_rest_length
+    joint_stiffness = model.joint_stiffness
+    joint_damping = model.joint_damping
+    work_rhs = state.work_rhs
+    work_seg_node_jac = state.work_seg_node_jac
+    work_seg_rot_jac = state.work_seg_rot_jac
+    node_velocity = state.node_velocity
+    seg_angular_velocity = state.seg_angular_velocity
+    work_seg_err = state.work_seg_err
+    work_joint_jac = state.work_joint_jac
+    work_joint_err = state.work_joint_err
+    work_lambda = state.work_lambda
+    rhs = work_rhs
+    r0 = rope_row_start[r]
+    n0 = rope_node_start[r]
+    s0 = rope_seg_start[r]
+    j0 = rope_joint_start[r]
+    m = rope_seg_start[r + 1] - s0
+    beta = stretch_erp / h
     for j in range(m):
         seg = s0 + j
         a = n0 + j
-        nj = state.work_seg_node_jac[seg]
-        rj = state.work_seg_rot_jac[seg]
-        dvx = state.node_velocity[a + 1, 0] - state.node_velocity[a, 0]
-        dvy = state.node_velocity[a + 1, 1] - state.node_velocity[a, 1]
-        dvz = state.node_velocity[a + 1, 2] - state.node_velocity[a, 2]
-        wx = state.seg_angular_velocity[seg, 0]
-        wy = state.seg_angular_velocity[seg, 1]
-        wz = state.seg_angular_velocity[seg, 2]
+        nj = work_seg_node_jac[seg]
+        rj = work_seg_rot_jac[seg]
+        dvx = node_velocity[a + 1, 0] - node_velocity[a, 0]
+        dvy = node_velocity[a + 1, 1] - node_velocity[a, 1]
+        dvz = node_velocity[a + 1, 2] - node_velocity[a, 2]
+        wx = seg_angular_velocity[seg, 0]
+        wy = seg_angular_velocity[seg, 1]
+        wz = seg_angular_velocity[seg, 2]
         base = r0 + 3 * (2 * j + 1)
         for c in range(3):
             rate = nj[c, 0] * dvx + nj[c, 1] * dvy + nj[c, 2] * dvz + rj[c, 0] * wx + rj[c, 1] * wy + rj[c, 2] * wz
-            rhs[base + c] = -rate - beta * state.work_seg_err[seg, c]
+            rhs[base + c] = -rate - beta * work_seg_err[seg, c]
     for slot in range(m + 1):
         jt = j0 + slot
         base = r0 + 3 * (2 * slot)
-        if model.joint_active[jt] == 0:
+        if joint_active[jt] == 0:
             rhs[base:base + 3] = 0.0
             continue
         # relative angular velocity w_b - w_a (clamp frames do not move)
@@ -490,72 +568,86 @@ def _rope_rhs(model, state, r, h):
         dy = 0.0
         dz = 0.0
         if slot < m:
-            dx += state.seg_angular_velocity[s0 + slot, 0]
-            dy += state.seg_angular_velocity[s0 + slot, 1]
-            dz += state.seg_angular_velocity[s0 + slot, 2]
+            dx += seg_angular_velocity[s0 + slot, 0]
+            dy += seg_angular_velocity[s0 + slot, 1]
+            dz += seg_angular_velocity[s0 + slot, 2]
         if slot > 0:
-            dx -= state.seg_angular_velocity[s0 + slot - 1, 0]
-            dy -= state.seg_angular_velocity[s0 + slot - 1, 1]
-            dz -= state.seg_angular_velocity[s0 + slot - 1, 2]
-        g = state.work_joint_jac[jt]
+            dx -= seg_angular_velocity[s0 + slot - 1, 0]
+            dy -= seg_angular_velocity[s0 + slot - 1, 1]
+            dz -= seg_angular_velocity[s0 + slot - 1, 2]
+        g = work_joint_jac[jt]
         for c in range(3):
-            k = model.joint_rest_length[jt] * model.joint_stiffness[jt, c]
-            gamma = h * h * k + h * model.joint_damping[jt] * k
+            k = joint_rest_length[jt] * joint_stiffness[jt, c]
+            gamma = h * h * k + h * joint_damping[jt] * k
             rate = g[c, 0] * dx + g[c, 1] * dy + g[c, 2] * dz
             # the compliance term sees the impulse already applied in earlier iterations of this substep
-            rhs[base + c] = -rate - (h * k / gamma) * state.work_joint_err[jt, c] - state.work_lambda[base + c] / gamma
+            rhs[base + c] = -rate - (h * k / gamma) * work_joint_err[jt, c] - work_lambda[base + c] / gamma
 
 
 @njit(**JIT)
 def _apply_rope_impulses(model, state, r, h, body_linear_velocity, body_angular_velocity, body_inv_mass):
-    lam = state.work_rhs
-    r0 = model.rope_row_start[r]
-    n0 = model.rope_node_start[r]
-    s0 = model.rope_seg_start[r]
-    j0 = model.rope_joint_start[r]
-    m = model.rope_seg_start[r + 1] - s0
+    imp = node_impulse_arrays(model, state)
+    rope_row_start = model.rope_row_start
+    rope_node_start = model.rope_node_start
+    rope_seg_start = model.rope_seg_start
+    rope_joint_start = model.rope_joint_start
+    seg_rest_length = model.seg_rest_length
+    joint_active = model.joint_active
+    work_rhs = state.work_rhs
+    work_seg_node_jac = state.work_seg_node_jac
+    seg_tension = state.seg_tension
+    work_seg_rot_jac = state.work_seg_rot_jac
+    work_joint_jac = state.work_joint_jac
+    work_seg_inv_inertia = state.work_seg_inv_inertia
+    seg_angular_velocity = state.seg_angular_velocity
+    lam = work_rhs
+    r0 = rope_row_start[r]
+    n0 = rope_node_start[r]
+    s0 = rope_seg_start[r]
+    j0 = rope_joint_start[r]
+    m = rope_seg_start[r + 1] - s0
     for a in range(m + 1):
         px = 0.0
         py = 0.0
         pz = 0.0
         if a > 0:  # + N_{a-1}^T lambda_{S_{a-1}}
-            nj = state.work_seg_node_jac[s0 + a - 1]
+            nj = work_seg_node_jac[s0 + a - 1]
             base = r0 + 3 * (2 * a - 1)
             px += nj[0, 0] * lam[base] + nj[1, 0] * lam[base + 1] + nj[2, 0] * lam[base + 2]
             py += nj[0, 1] * lam[base] + nj[1, 1] * lam[base + 1] + nj[2, 1] * lam[base + 2]
             pz += nj[0, 2] * lam[base] + nj[1, 2] * lam[base + 1] + nj[2, 2] * lam[base + 2]
         if a < m:  # - N_a^T lambda_{S_a}
-            nj = state.work_seg_node_jac[s0 + a]
+            nj = work_seg_node_jac[s0 + a]
             base = r0 + 3 * (2 * a + 1)
             px -= nj[0, 0] * lam[base] + nj[1, 0] * lam[base + 1] + nj[2, 0] * lam[base + 2]
             py -= nj[0, 1] * lam[base] + nj[1, 1] * lam[base + 1] + nj[2, 1] * lam[base + 2]
             pz -= nj[0, 2] * lam[base] + nj[1, 2] * lam[base + 1] + nj[2, 2] * lam[base + 2]
-        apply_node_impulse(model, state, n0 + a, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass)
+        apply_node_impulse(imp, n0 + a, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass)
     for j in range(m):
         seg = s0 + j
         base = r0 + 3 * (2 * j + 1)
         # the stretch row's impulse (a negative lambda pulls the ends together) feeds the geometric stiffness
-        state.seg_tension[seg] -= lam[base + 2] / (model.seg_rest_length[seg] * h)
-        rj = state.work_seg_rot_jac[seg]
+        seg_tension[seg] -= lam[base + 2] / (seg_rest_length[seg] * h)
+        rj = work_seg_rot_jac[seg]
         tx = rj[0, 0] * lam[base] + rj[1, 0] * lam[base + 1]
         ty = rj[0, 1] * lam[base] + rj[1, 1] * lam[base + 1]
         tz = rj[0, 2] * lam[base] + rj[1, 2] * lam[base + 1]
-        if model.joint_active[j0 + j] != 0:
-            g = state.work_joint_jac[j0 + j]
+        if joint_active[j0 + j] != 0:
+            g = work_joint_jac[j0 + j]
             jb = r0 + 3 * (2 * j)
             tx += g[0, 0] * lam[jb] + g[1, 0] * lam[jb + 1] + g[2, 0] * lam[jb + 2]
             ty += g[0, 1] * lam[jb] + g[1, 1] * lam[jb + 1] + g[2, 1] * lam[jb + 2]
             tz += g[0, 2] * lam[jb] + g[1, 2] * lam[jb + 1] + g[2, 2] * lam[jb + 2]
-        if model.joint_active[j0 + j + 1] != 0:
-            g = state.work_joint_jac[j0 + j + 1]
+        if joint_active[j0 + j + 1] != 0:
+            g = work_joint_jac[j0 + j + 1]
             jb = r0 + 3 * (2 * j + 2)
             tx -= g[0, 0] * lam[jb] + g[1, 0] * lam[jb + 1] + g[2, 0] * lam[jb + 2]
             ty -= g[0, 1] * lam[jb] + g[1, 1] * lam[jb + 1] + g[2, 1] * lam[jb + 2]
             tz -= g[0, 2] * lam[jb] + g[1, 2] * lam[jb + 1] + g[2, 2] * lam[jb + 2]
-        ii = state.work_seg_inv_inertia[seg]
-        state.seg_angular_velocity[seg, 0] += ii[0, 0] * tx + ii[0, 1] * ty + ii[0, 2] * tz
-        state.seg_angular_velocity[seg, 1] += ii[1, 0] * tx + ii[1, 1] * ty + ii[1, 2] * tz
-        state.seg_angular_velocity[seg, 2] += ii[2, 0] * tx + ii[2, 1] * ty + ii[2, 2] * tz
+        ii = work_seg_inv_inertia[seg]
+        seg_angular_velocity[seg, 0] += ii[0, 0] * tx + ii[0, 1] * ty + ii[0, 2] * tz
+        seg_angular_velocity[seg, 1] += ii[1, 0] * tx + ii[1, 1] * ty + ii[1, 2] * tz
+        seg_angular_velocity[seg, 2] += ii[2, 0] * tx + ii[2, 1] * ty + ii[2, 2] * tz
 
 
 @njit(**JIT)
@@ -565,23 +657,36 @@ def _thomas_pass(model, state, r, h, predicted, erp, body_linear_velocity, body_
     predicted=False: directions of the current segments, rhs = -J v (velocity constraint).
     predicted=True:  directions of the end-of-step segments x + h v, rhs = -erp C(x + h v) / h (Newton step).
     """
-    n0 = model.rope_node_start[r]
-    s0 = model.rope_seg_start[r]
-    m = model.rope_seg_start[r + 1] - s0
-    direction = state.work_dir
-    diag = state.work_tri_diag
-    off = state.work_tri_off
-    rhs = state.work_tri_rhs
+    imp = node_impulse_arrays(model, state)
+    node_w = state.work_node_w
+    rope_node_start = model.rope_node_start
+    rope_seg_start = model.rope_seg_start
+    seg_rest_length = model.seg_rest_length
+    length_tolerance = model.length_tolerance
+    work_dir = state.work_dir
+    work_tri_diag = state.work_tri_diag
+    work_tri_off = state.work_tri_off
+    work_tri_rhs = state.work_tri_rhs
+    node_position = state.node_position
+    node_velocity = state.node_velocity
+    seg_tension = state.seg_tension
+    n0 = rope_node_start[r]
+    s0 = rope_seg_start[r]
+    m = rope_seg_start[r + 1] - s0
+    direction = work_dir
+    diag = work_tri_diag
+    off = work_tri_off
+    rhs = work_tri_rhs
     worst = 0.0
     for j in range(m):
         seg = s0 + j
         a = n0 + j
-        dx = state.node_position[a + 1, 0] - state.node_position[a, 0]
-        dy = state.node_position[a + 1, 1] - state.node_position[a, 1]
-        dz = state.node_position[a + 1, 2] - state.node_position[a, 2]
-        dvx = state.node_velocity[a + 1, 0] - state.node_velocity[a, 0]
-        dvy = state.node_velocity[a + 1, 1] - state.node_velocity[a, 1]
-        dvz = state.node_velocity[a + 1, 2] - state.node_velocity[a, 2]
+        dx = node_position[a + 1, 0] - node_position[a, 0]
+        dy = node_position[a + 1, 1] - node_position[a, 1]
+        dz = node_position[a + 1, 2] - node_position[a, 2]
+        dvx = node_velocity[a + 1, 0] - node_velocity[a, 0]
+        dvy = node_velocity[a + 1, 1] - node_velocity[a, 1]
+        dvz = node_velocity[a + 1, 2] - node_velocity[a, 2]
         if predicted:
             dx += h * dvx
             dy += h * dvy
@@ -591,12 +696,12 @@ def _thomas_pass(model, state, r, h, predicted, erp, body_linear_velocity, body_
         direction[seg, 1] = dy / length
         direction[seg, 2] = dz / length
         if predicted:
-            err = length - model.seg_rest_length[seg]
-            worst = max(worst, abs(err) / model.seg_rest_length[seg])
+            err = length - seg_rest_length[seg]
+            worst = max(worst, abs(err) / seg_rest_length[seg])
             rhs[seg] = -erp * err / h
         else:
             rhs[seg] = -(dvx * direction[seg, 0] + dvy * direction[seg, 1] + dvz * direction[seg, 2])
-    if predicted and worst < model.length_tolerance:
+    if predicted and worst < length_tolerance:
         return worst
     for j in range(m):
         seg = s0 + j
@@ -606,10 +711,10 @@ def _thomas_pass(model, state, r, h, predicted, erp, body_linear_velocity, body_
         uz = direction[seg, 2]
         # a taut straight rope between two pins has dependent rows: a relative compliance keeps pivots positive
         diag[seg] = (1.0 + S_REGULARISATION) * (
-            _node_inverse_mass_quadratic(model, state, a, ux, uy, uz, ux, uy, uz)
-            + _node_inverse_mass_quadratic(model, state, a + 1, ux, uy, uz, ux, uy, uz))
+            _node_inverse_mass_quadratic(node_w, a, ux, uy, uz, ux, uy, uz)
+            + _node_inverse_mass_quadratic(node_w, a + 1, ux, uy, uz, ux, uy, uz))
         if j + 1 < m:
-            off[seg] = -_node_inverse_mass_quadratic(model, state, a + 1, ux, uy, uz, direction[seg + 1, 0],
+            off[seg] = -_node_inverse_mass_quadratic(node_w, a + 1, ux, uy, uz, direction[seg + 1, 0],
                                                      direction[seg + 1, 1], direction[seg + 1, 2])
         if diag[seg] == 0.0:  # both ends immovable
             diag[seg] = 1.0
@@ -630,7 +735,7 @@ def _thomas_pass(model, state, r, h, predicted, erp, body_linear_velocity, body_
         rhs[seg] = (rhs[seg] - off[seg] * rhs[seg + 1]) / diag[seg]
     # a negative lambda pulls the two ends together: tension
     for j in range(m):
-        state.seg_tension[s0 + j] -= rhs[s0 + j] / h
+        seg_tension[s0 + j] -= rhs[s0 + j] / h
     # node impulse: +lambda_{j-1} u_{j-1} - lambda_j u_j
     for a in range(m + 1):
         px = 0.0
@@ -646,18 +751,24 @@ def _thomas_pass(model, state, r, h, predicted, erp, body_linear_velocity, body_
             px -= rhs[seg] * direction[seg, 0]
             py -= rhs[seg] * direction[seg, 1]
             pz -= rhs[seg] * direction[seg, 2]
-        apply_node_impulse(model, state, n0 + a, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass)
+        apply_node_impulse(imp, n0 + a, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass)
     return worst
 
 
 @njit(**JIT)
 def _integrate(model, state, h):
-    for i in range(model.node_inv_mass.shape[0]):
+    node_inv_mass = model.node_inv_mass
+    seg_rest_length = model.seg_rest_length
+    node_position = state.node_position
+    node_velocity = state.node_velocity
+    seg_orientation = state.seg_orientation
+    seg_angular_velocity = state.seg_angular_velocity
+    for i in range(node_inv_mass.shape[0]):
         for c in range(3):
-            state.node_position[i, c] += h * state.node_velocity[i, c]
-    for s in range(model.seg_rest_length.shape[0]):
-        rotate_by_rotation_vector(state.seg_orientation[s], h * state.seg_angular_velocity[s, 0],
-                                  h * state.seg_angular_velocity[s, 1], h * state.seg_angular_velocity[s, 2])
+            node_position[i, c] += h * node_velocity[i, c]
+    for s in range(seg_rest_length.shape[0]):
+        rotate_by_rotation_vector(seg_orientation[s], h * seg_angular_velocity[s, 0],
+                                  h * seg_angular_velocity[s, 1], h * seg_angular_velocity[s, 2])
 
 
 @njit(**JIT)
@@ -709,10 +820,14 @@ def rope_substep(rope_model, rope_state, h, gravity, body_position, body_orienta
 @njit(**JIT)
 def first_non_finite_rope(rope_model, rope_state):
     """Index of the first rope with a non-finite node position or velocity, or -1."""
-    for r in range(rope_model.rope_radius.shape[0]):
-        for i in range(rope_model.rope_node_start[r], rope_model.rope_node_start[r + 1]):
+    rope_radius = rope_model.rope_radius
+    rope_node_start = rope_model.rope_node_start
+    node_position = rope_state.node_position
+    node_velocity = rope_state.node_velocity
+    for r in range(rope_radius.shape[0]):
+        for i in range(rope_node_start[r], rope_node_start[r + 1]):
             for c in range(3):
-                if not (math.isfinite(rope_state.node_position[i, c]) and math.isfinite(rope_state.node_velocity[i, c])):
+                if not (math.isfinite(node_position[i, c]) and math.isfinite(node_velocity[i, c])):
                     return r
     return -1
 
@@ -720,14 +835,19 @@ def first_non_finite_rope(rope_model, rope_state):
 @njit(**JIT)
 def max_length_error(rope_model, rope_state):
     """Largest relative deviation of a segment length from its rest length, over all ropes."""
+    rope_radius = rope_model.rope_radius
+    rope_seg_start = rope_model.rope_seg_start
+    rope_node_start = rope_model.rope_node_start
+    seg_rest_length = rope_model.seg_rest_length
+    node_position = rope_state.node_position
     worst = 0.0
-    for r in range(rope_model.rope_radius.shape[0]):
-        for s in range(rope_model.rope_seg_start[r], rope_model.rope_seg_start[r + 1]):
-            a = rope_model.rope_node_start[r] + s - rope_model.rope_seg_start[r]
-            dx = rope_state.node_position[a + 1, 0] - rope_state.node_position[a, 0]
-            dy = rope_state.node_position[a + 1, 1] - rope_state.node_position[a, 1]
-            dz = rope_state.node_position[a + 1, 2] - rope_state.node_position[a, 2]
-            rest = rope_model.seg_rest_length[s]
+    for r in range(rope_radius.shape[0]):
+        for s in range(rope_seg_start[r], rope_seg_start[r + 1]):
+            a = rope_node_start[r] + s - rope_seg_start[r]
+            dx = node_position[a + 1, 0] - node_position[a, 0]
+            dy = node_position[a + 1, 1] - node_position[a, 1]
+            dz = node_position[a + 1, 2] - node_position[a, 2]
+            rest = seg_rest_length[s]
             worst = max(worst, abs(math.sqrt(dx * dx + dy * dy + dz * dz) - rest) / rest)
     return worst
 
@@ -741,6 +861,7 @@ def rope_advance(rope_model, rope_state, h, n_steps, gravity, body_position, bod
     step when their first dimension is n_steps (pass empty arrays to skip). Returns the largest relative
     segment length error seen after any step.
     """
+    node_position = rope_state.node_position
     worst = 0.0
     for step in range(n_steps):
         for b in range(body_inv_mass.shape[0]):
@@ -756,7 +877,7 @@ def rope_advance(rope_model, rope_state, h, n_steps, gravity, body_position, bod
                                       h * body_angular_velocity[b, 1], h * body_angular_velocity[b, 2])
         if node_trace.shape[0] == n_steps:
             for k in range(watch_nodes.shape[0]):
-                node_trace[step, k, :] = rope_state.node_position[watch_nodes[k]]
+                node_trace[step, k, :] = node_position[watch_nodes[k]]
         if body_trace.shape[0] == n_steps:
             body_trace[step, :, :] = body_position
         worst = max(worst, max_length_error(rope_model, rope_state))
