@@ -197,46 +197,77 @@ def ellipsoid_plane_depth(center, m, point, normal):
 
 
 @njit(**JIT)
+def _tube_reach(center, m, tube_center, ux, uy, uz, e1, e2, phi):
+    """Distance from the tube axis of the ellipsoid's support point along the radial direction at angle phi."""
+    c = np.cos(phi)
+    s = np.sin(phi)
+    px, py, pz = support_point(center, m, c * e1[0] + s * e2[0], c * e1[1] + s * e2[1], c * e1[2] + s * e2[2], 1.0)
+    qx = px - tube_center[0]
+    qy = py - tube_center[1]
+    qz = pz - tube_center[2]
+    a = qx * ux + qy * uy + qz * uz
+    return np.sqrt((qx - a * ux) ** 2 + (qy - a * uy) ** 2 + (qz - a * uz) ** 2)
+
+
+@njit(**JIT)
 def ellipsoid_tube_depth(center, m, tube_center, axis, radius, out_point, out_normal):
     """Signed depth of an ellipsoid against the inner wall of an infinite tube.
 
     The deepest point maximises the distance from the axis; there the surface
-    normal is radial, so it is the support point along a radial direction w and
-    the radial direction of that point is w again. We iterate that fixed point
-    (a contraction by about semi-axis / radius). Writes the deepest point and the
-    normal (pointing from the wall toward the axis). Returns the depth.
+    normal is radial, so it is the support point along a radial direction w(phi)
+    (phi: angle around the axis). We maximise that distance over phi: a few
+    fixed-point steps (w <- radial direction of the support point, a
+    contraction by about semi-axis / radius) to get close, then Newton on phi
+    with central differences, which converges even where the contraction is
+    slow (a body near the axis). Writes the deepest point and the normal
+    (pointing from the wall toward the axis). Returns the depth.
     """
     ux, uy, uz = axis[0], axis[1], axis[2]
+    e1x, e1y, e1z, e2x, e2y, e2z = orthonormal_basis(ux, uy, uz)
+    e1 = (e1x, e1y, e1z)
+    e2 = (e2x, e2y, e2z)
     rx = center[0] - tube_center[0]
     ry = center[1] - tube_center[1]
     rz = center[2] - tube_center[2]
-    along = rx * ux + ry * uy + rz * uz
-    wx, wy, wz = rx - along * ux, ry - along * uy, rz - along * uz
-    wn = np.sqrt(wx * wx + wy * wy + wz * wz)
-    if wn < 1e-12 * radius:
-        t1x, t1y, t1z, _, _, _ = orthonormal_basis(ux, uy, uz)
-        wx, wy, wz = t1x, t1y, t1z
-    else:
-        wx, wy, wz = wx / wn, wy / wn, wz / wn
-    px = py = pz = 0.0
-    distance = 0.0
-    for _ in range(200):
-        px, py, pz = support_point(center, m, wx, wy, wz, 1.0)
+    phi = np.arctan2(rx * e2x + ry * e2y + rz * e2z, rx * e1x + ry * e1y + rz * e1z)
+    for _ in range(8):
+        c = np.cos(phi)
+        s = np.sin(phi)
+        px, py, pz = support_point(center, m, c * e1x + s * e2x, c * e1y + s * e2y, c * e1z + s * e2z, 1.0)
         qx = px - tube_center[0]
         qy = py - tube_center[1]
         qz = pz - tube_center[2]
-        a = qx * ux + qy * uy + qz * uz
-        qx -= a * ux
-        qy -= a * uy
-        qz -= a * uz
-        distance = np.sqrt(qx * qx + qy * qy + qz * qz)
-        if distance == 0.0:
+        phi = np.arctan2(qx * e2x + qy * e2y + qz * e2z, qx * e1x + qy * e1y + qz * e1z)
+    best = _tube_reach(center, m, tube_center, ux, uy, uz, e1, e2, phi)
+    delta = 1e-5
+    for _ in range(30):
+        plus = _tube_reach(center, m, tube_center, ux, uy, uz, e1, e2, phi + delta)
+        minus = _tube_reach(center, m, tube_center, ux, uy, uz, e1, e2, phi - delta)
+        slope = (plus - minus) / (2.0 * delta)
+        curvature = (plus - 2.0 * best + minus) / (delta * delta)
+        if curvature < 0.0:
+            step = -slope / curvature
+        else:
+            step = slope / (abs(best) + 1e-300)  # not concave here: climb
+        step = min(max(step, -0.5), 0.5)
+        improved = False
+        for _ in range(30):
+            trial = _tube_reach(center, m, tube_center, ux, uy, uz, e1, e2, phi + step)
+            if trial >= best:
+                improved = True
+                break
+            step *= 0.5
+        if not improved:
             break
-        nwx, nwy, nwz = qx / distance, qy / distance, qz / distance
-        change = (nwx - wx) ** 2 + (nwy - wy) ** 2 + (nwz - wz) ** 2
-        wx, wy, wz = nwx, nwy, nwz
-        if change < 1e-30:
+        phi += step
+        best = trial
+        if abs(step) < 1e-13:
             break
+    c = np.cos(phi)
+    s = np.sin(phi)
+    wx = c * e1x + s * e2x
+    wy = c * e1y + s * e2y
+    wz = c * e1z + s * e2z
     px, py, pz = support_point(center, m, wx, wy, wz, 1.0)
     out_point[0] = px
     out_point[1] = py
@@ -244,7 +275,7 @@ def ellipsoid_tube_depth(center, m, tube_center, axis, radius, out_point, out_no
     out_normal[0] = -wx
     out_normal[1] = -wy
     out_normal[2] = -wz
-    return distance - radius
+    return best - radius
 
 
 # ---------------------------------------------------------------- pre-tests
