@@ -52,6 +52,39 @@ CONTACT_ERP = 0.2      # fraction of the overlap beyond the slop removed per sub
 CONTACT_SLOP = 0.02    # overlap left alone, as a fraction of the rope radius
 
 
+class CollideArrays(NamedTuple):
+    """What contact generation reads and writes per candidate pair, as one small tuple (see ContactArrays)."""
+    node_position: np.ndarray
+    node_inv_mass: np.ndarray
+    node_attachment: np.ndarray
+    att_body: np.ndarray
+    seg_rope: np.ndarray
+    rope_node_start: np.ndarray
+    rope_seg_start: np.ndarray
+    rope_radius: np.ndarray
+    rope_friction: np.ndarray
+    seg_rest_length: np.ndarray
+    semi_axes: np.ndarray
+    body_material: np.ndarray
+    material_friction: np.ndarray
+    contact_count: np.ndarray
+    contact_kind: np.ndarray
+    contact_rope: np.ndarray
+    contact_nodes: np.ndarray
+    contact_t: np.ndarray
+    contact_other: np.ndarray
+    contact_normal: np.ndarray
+    contact_point: np.ndarray
+    contact_gap: np.ndarray
+    contact_friction: np.ndarray
+    contact_impulse: np.ndarray
+
+
+@njit(**JIT)
+def _collide_arrays(rope_model, state, model):
+    return CollideArrays(state.node_position, rope_model.node_inv_mass, rope_model.node_attachment, rope_model.att_body, rope_model.seg_rope, rope_model.rope_node_start, rope_model.rope_seg_start, rope_model.rope_radius, rope_model.rope_friction, rope_model.seg_rest_length, model.semi_axes, model.body_material, model.material_friction, state.contact_count, state.contact_kind, state.contact_rope, state.contact_nodes, state.contact_t, state.contact_other, state.contact_normal, state.contact_point, state.contact_gap, state.contact_friction, state.contact_impulse)
+
+
 @njit(**JIT)
 def _cell_hash(ix, iy, iz, table):
     h = (ix * 73856093) ^ (iy * 19349663) ^ (iz * 83492791)
@@ -100,28 +133,28 @@ def _segment_nodes(model, seg_rope, s):
 
 
 @njit(**JIT)
-def _emit(state, kind, rope, node_a, node_b, t, other, other_t, nx, ny, nz, px, py, pz, gap, friction):
-    c = state.contact_count[0]
-    if c >= state.contact_kind.shape[0]:
-        state.contact_count[1] += 1  # overflow: dropped
+def _emit(ar, kind, rope, node_a, node_b, t, other, other_t, nx, ny, nz, px, py, pz, gap, friction):
+    c = ar.contact_count[0]
+    if c >= ar.contact_kind.shape[0]:
+        ar.contact_count[1] += 1  # overflow: dropped
         return
-    state.contact_kind[c] = kind
-    state.contact_rope[c] = rope
-    state.contact_nodes[c, 0] = node_a
-    state.contact_nodes[c, 1] = node_b
-    state.contact_t[c, 0] = t
-    state.contact_other[c] = other
-    state.contact_t[c, 1] = other_t
-    state.contact_normal[c, 0] = nx
-    state.contact_normal[c, 1] = ny
-    state.contact_normal[c, 2] = nz
-    state.contact_point[c, 0] = px
-    state.contact_point[c, 1] = py
-    state.contact_point[c, 2] = pz
-    state.contact_gap[c] = gap
-    state.contact_friction[c] = friction
-    state.contact_impulse[c, :] = 0.0
-    state.contact_count[0] = c + 1
+    ar.contact_kind[c] = kind
+    ar.contact_rope[c] = rope
+    ar.contact_nodes[c, 0] = node_a
+    ar.contact_nodes[c, 1] = node_b
+    ar.contact_t[c, 0] = t
+    ar.contact_other[c] = other
+    ar.contact_t[c, 1] = other_t
+    ar.contact_normal[c, 0] = nx
+    ar.contact_normal[c, 1] = ny
+    ar.contact_normal[c, 2] = nz
+    ar.contact_point[c, 0] = px
+    ar.contact_point[c, 1] = py
+    ar.contact_point[c, 2] = pz
+    ar.contact_gap[c] = gap
+    ar.contact_friction[c] = friction
+    ar.contact_impulse[c, :] = 0.0
+    ar.contact_count[0] = c + 1
 
 
 @njit(**JIT)
@@ -203,6 +236,7 @@ def rope_collide(rope_model, rope_state, model, body_position, body_orientation,
     rope_node_start = rope_model.rope_node_start
     node_inv_mass = rope_model.node_inv_mass
     state = rope_state
+    ar = _collide_arrays(rope_model, state, model)
     seg_rope = rope_model.seg_rope
     rope_seg_start = rope_model.rope_seg_start
     node_position = state.node_position
@@ -215,8 +249,9 @@ def rope_collide(rope_model, rope_state, model, body_position, body_orientation,
         return
     # speculative reach: what nodes and bodies can travel in this substep, at least one rope radius
     node_speed = 0.0
-    for i in range(state.node_velocity.shape[0]):
-        v = state.node_velocity[i]
+    node_velocity = state.node_velocity
+    for i in range(node_velocity.shape[0]):
+        v = node_velocity[i]
         node_speed = max(node_speed, math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]))
     max_radius = 0.0
     max_len = 0.0
@@ -236,7 +271,7 @@ def rope_collide(rope_model, rope_state, model, body_position, body_orientation,
         for i in range(n0, n1):
             if node_inv_mass[i] == 0.0:
                 continue
-            x = state.node_position[i]
+            x = node_position[i]
             # the node as an end of one of its segments
             node_a, node_b, t = (i, i + 1, 0.0) if i + 1 < n1 else (i - 1, i, 1.0)
             for k in range(static_kind.shape[0]):
@@ -260,7 +295,7 @@ def rope_collide(rope_model, rope_state, model, body_position, body_orientation,
                         if abs(dx * u[0] + dy * u[1] + dz * u[2]) > static_size[k, 0] or \
                                 abs(dx * v[0] + dy * v[1] + dz * v[2]) > static_size[k, 1]:
                             continue
-                    _emit(state, KIND_STATIC, r, node_a, node_b, t, k, 0.0, nrm[0], nrm[1], nrm[2],
+                    _emit(ar, KIND_STATIC, r, node_a, node_b, t, k, 0.0, nrm[0], nrm[1], nrm[2],
                           x[0] - side * nrm[0], x[1] - side * nrm[1], x[2] - side * nrm[2], gap, mu)
                 elif kind == STATIC_TUBE:
                     tube_radius = static_size[k, 0]
@@ -276,14 +311,14 @@ def rope_collide(rope_model, rope_state, model, body_position, body_orientation,
                     if gap > margin:
                         continue
                     inward_x, inward_y, inward_z = -rx / radial, -ry / radial, -rz / radial
-                    _emit(state, KIND_STATIC, r, node_a, node_b, t, k, 0.0, inward_x, inward_y, inward_z,
+                    _emit(ar, KIND_STATIC, r, node_a, node_b, t, k, 0.0, inward_x, inward_y, inward_z,
                           x[0] - (tube_radius - radial) * inward_x, x[1] - (tube_radius - radial) * inward_y,
                           x[2] - (tube_radius - radial) * inward_z, gap, mu)
 
     # --- grid over segment midpoints: two touching capsules have midpoints within one cell
     cell = max_len + 2.0 * max_radius + reach + 1e-9
     _build_grid(rope_model, state, cell)
-    table = state.grid_bucket_start.shape[0] - 1
+    table = grid_bucket_start.shape[0] - 1
 
     # --- segments against ellipsoids
     # cells holding segments at all: a body's query is clipped to them
@@ -325,7 +360,7 @@ def rope_collide(rope_model, rope_state, model, body_position, body_orientation,
                         mz = 0.5 * (node_position[a, 2] + node_position[a + 1, 2]) - c[2]
                         if mx * mx + my * my + mz * mz > extent * extent:
                             continue
-                        _segment_body(rope_model, state, model, s, b, body_position, body_rotation, reach)
+                        _segment_body(ar, s, b, body_position, body_rotation, reach)
 
     # --- segments against segments (each pair once: the lower index asks)
     for s in range(n_seg):
@@ -352,24 +387,24 @@ def rope_collide(rope_model, rope_state, model, body_position, body_orientation,
                             rope_radius[seg_rope[s]] + rope_radius[seg_rope[o]] + reach)
                         if dx * dx + dy * dy + dz * dz > limit * limit:
                             continue
-                        _segment_segment_contact(rope_model, state, s, o, reach)
+                        _segment_segment_contact(ar, s, o, reach)
 
 
 @njit(**JIT)
-def _segment_body(rope_model, state, model, s, b, body_position, body_rotation, reach):
-    semi_axes = model.semi_axes
-    material_friction = model.material_friction
-    body_material = model.body_material
-    node_position = state.node_position
-    seg_rope = rope_model.seg_rope
-    rope_radius = rope_model.rope_radius
-    node_inv_mass = rope_model.node_inv_mass
-    node_attachment = rope_model.node_attachment
-    att_body = rope_model.att_body
-    rope_friction = rope_model.rope_friction
+def _segment_body(ar, s, b, body_position, body_rotation, reach):
+    semi_axes = ar.semi_axes
+    material_friction = ar.material_friction
+    body_material = ar.body_material
+    node_position = ar.node_position
+    seg_rope = ar.seg_rope
+    rope_radius = ar.rope_radius
+    node_inv_mass = ar.node_inv_mass
+    node_attachment = ar.node_attachment
+    att_body = ar.att_body
+    rope_friction = ar.rope_friction
     r = seg_rope[s]
     radius = rope_radius[r]
-    a, bn = _segment_nodes(rope_model, seg_rope, s)
+    a, bn = _segment_nodes(ar, seg_rope, s)
     if node_inv_mass[a] == 0.0 and node_inv_mass[bn] == 0.0:
         return
     # a segment tied to this body by one of its nodes rests against it by construction
@@ -409,16 +444,16 @@ def _segment_body(rope_model, state, model, s, b, body_position, body_rotation, 
     py = c[1] + rot[1, 0] * x0 + rot[1, 1] * x1 + rot[1, 2] * x2
     pz = c[2] + rot[2, 0] * x0 + rot[2, 1] * x1 + rot[2, 2] * x2
     mu = math.sqrt(rope_friction[r] * material_friction[body_material[b]])
-    _emit(state, KIND_BODY, r, a, bn, t, b, 0.0, nx, ny, nz, px, py, pz, gap, mu)
+    _emit(ar, KIND_BODY, r, a, bn, t, b, 0.0, nx, ny, nz, px, py, pz, gap, mu)
 
 
 @njit(**JIT)
-def _segment_segment_contact(rope_model, state, s, o, reach):
-    node_position = state.node_position
-    seg_rope = rope_model.seg_rope
-    rope_radius = rope_model.rope_radius
-    seg_rest_length = rope_model.seg_rest_length
-    rope_friction = rope_model.rope_friction
+def _segment_segment_contact(ar, s, o, reach):
+    node_position = ar.node_position
+    seg_rope = ar.seg_rope
+    rope_radius = ar.rope_radius
+    seg_rest_length = ar.seg_rest_length
+    rope_friction = ar.rope_friction
     rs = seg_rope[s]
     ro = seg_rope[o]
     ra = rope_radius[rs]
@@ -431,8 +466,8 @@ def _segment_segment_contact(rope_model, state, s, o, reach):
             between += seg_rest_length[k]
         if between < math.pi * ra:
             return
-    a0, a1 = _segment_nodes(rope_model, seg_rope, s)
-    b0, b1 = _segment_nodes(rope_model, seg_rope, o)
+    a0, a1 = _segment_nodes(ar, seg_rope, s)
+    b0, b1 = _segment_nodes(ar, seg_rope, o)
     p0 = node_position[a0]
     p1 = node_position[a1]
     q0 = node_position[b0]
@@ -446,7 +481,7 @@ def _segment_segment_contact(rope_model, state, s, o, reach):
     if gap > 0.25 * (ra + rb) + reach or dist < 1e-12:
         return
     mu = math.sqrt(rope_friction[rs] * rope_friction[ro])
-    _emit(state, KIND_ROPE, rs, a0, a1, ts, o, to, dx / dist, dy / dist, dz / dist, 0.0, 0.0, 0.0, gap, mu)
+    _emit(ar, KIND_ROPE, rs, a0, a1, ts, o, to, dx / dist, dy / dist, dz / dist, 0.0, 0.0, 0.0, gap, mu)
 
 
 # ----------------------------------------------------------------------------------------------
