@@ -114,7 +114,7 @@ def predict_velocities(model, state, h, linear_damping, angular_damping):
         kind = model.body_kind[i]
         if kind == DYNAMIC:
             for k in range(3):
-                state.linear_velocity[i, k] = (state.linear_velocity[i, k] + h * g[k]) * linear_factor
+                state.linear_velocity[i, k] = state.linear_velocity[i, k] * linear_factor + h * g[k]
                 state.angular_velocity[i, k] *= angular_factor
         elif kind == KINEMATIC and model.track_offsets[i + 1] > model.track_offsets[i]:
             _track_pose(model, i, t, now)
