@@ -72,14 +72,6 @@ def _row_apply(rows, c, lin, ang, a, b, d, ia, ib, impulse):
 
 
 @njit(**JIT, inline="always")
-def _angular_velocity(rows, c, ang, a, b, d):
-    v = _dot3(rows, c, d, ang[b, 0], ang[b, 1], ang[b, 2])
-    if a >= 0:
-        v -= _dot3(rows, c, d, ang[a, 0], ang[a, 1], ang[a, 2])
-    return v
-
-
-@njit(**JIT, inline="always")
 def _angular_apply(rows, c, ang, a, b, ia, ib, impulse):
     for k in range(3):
         ang[b, k] += impulse * rows[c, ib + k]
@@ -203,6 +195,15 @@ def _row3(rows, c, k):
 
 
 @njit(**JIT)
+def _clamp_to_disc(x, y, radius):
+    """(x, y) scaled back onto the disc of the given radius if it lies outside (elliptic cone projection)."""
+    length = np.sqrt(x * x + y * y)
+    if length > radius:
+        return x * radius / length, y * radius / length
+    return x, y
+
+
+@njit(**JIT)
 def solve_velocities(contact_a, contact_b, contact_row, contact_impulse, linear_velocity, angular_velocity,
                      n_contacts, iterations):
     """Gauss-Seidel sweeps: friction, rolling and spinning first, the normal row last.
@@ -237,13 +238,9 @@ def solve_velocities(contact_a, contact_b, contact_row, contact_impulse, linear_
                   - _dot3(rows, c, AT1, wax, way, waz))
             v2 = (t2x * dvx + t2y * dvy + t2z * dvz + _dot3(rows, c, BT2, wbx, wby, wbz)
                   - _dot3(rows, c, AT2, wax, way, waz))
-            f1 = contact_impulse[c, 1] - rows[c, MASS_T1] * v1
-            f2 = contact_impulse[c, 2] - rows[c, MASS_T2] * v2
-            limit = rows[c, FRICTION] * contact_impulse[c, 0]
-            length = np.sqrt(f1 * f1 + f2 * f2)
-            if length > limit:
-                f1 *= limit / length
-                f2 *= limit / length
+            f1, f2 = _clamp_to_disc(contact_impulse[c, 1] - rows[c, MASS_T1] * v1,
+                                    contact_impulse[c, 2] - rows[c, MASS_T2] * v2,
+                                    rows[c, FRICTION] * contact_impulse[c, 0])
             d1 = f1 - contact_impulse[c, 1]
             d2 = f2 - contact_impulse[c, 2]
             contact_impulse[c, 1] = f1
@@ -269,13 +266,10 @@ def solve_velocities(contact_a, contact_b, contact_row, contact_impulse, linear_
             # rolling resistance on the disc of radius mu_r * lambda_n (mu_r is a length)
             if rows[c, ROLLING] > 0.0:
                 rwx, rwy, rwz = wbx - wax, wby - way, wbz - waz
-                r1 = contact_impulse[c, 3] - rows[c, MASS_R1] * (t1x * rwx + t1y * rwy + t1z * rwz)
-                r2 = contact_impulse[c, 4] - rows[c, MASS_R2] * (t2x * rwx + t2y * rwy + t2z * rwz)
-                limit = rows[c, ROLLING] * contact_impulse[c, 0]
-                length = np.sqrt(r1 * r1 + r2 * r2)
-                if length > limit:
-                    r1 *= limit / length
-                    r2 *= limit / length
+                r1, r2 = _clamp_to_disc(
+                    contact_impulse[c, 3] - rows[c, MASS_R1] * (t1x * rwx + t1y * rwy + t1z * rwz),
+                    contact_impulse[c, 4] - rows[c, MASS_R2] * (t2x * rwx + t2y * rwy + t2z * rwz),
+                    rows[c, ROLLING] * contact_impulse[c, 0])
                 d1 = r1 - contact_impulse[c, 3]
                 d2 = r2 - contact_impulse[c, 4]
                 contact_impulse[c, 3] = r1
