@@ -5,6 +5,10 @@ pair shares a cell or sits in neighbouring cells. Bodies are counting-sorted
 into a hash table of cells; each body looks at the 27 cells around it and keeps
 partners with a larger index, so every pair is found once. Pairs come out sorted
 by (a, b), which the narrow phase relies on for warm-start lookup.
+
+The pair list is built with boxes grown by a skin and reused across substeps
+(a Verlet list) until some body has moved, or its box has grown, by more than
+the skin since the build; a settled pile rebuilds rarely.
 """
 import numpy as np
 from numba import njit
@@ -18,6 +22,19 @@ _P1, _P2, _P3 = 73856093, 19349663, 83492791
 @njit(**JIT, inline="always")
 def _cell_hash(cx, cy, cz, mask):
     return ((cx * _P1) ^ (cy * _P2) ^ (cz * _P3)) & mask
+
+
+@njit(**JIT, inline="always")
+def _neighbour_range(x, reach, c, inv_cell):
+    """Cell offsets (-1 or 0, 0 or 1) covered by [x - reach, x + reach] around cell c.
+
+    Compared in the same scaled coordinates as the cell index, with the range
+    padded by a relative 1e-9 so rounding can only add a cell, never drop one.
+    """
+    pad = reach * (1.0 + 1e-9)
+    lo = -1 if np.floor((x - pad) * inv_cell) < c else 0
+    hi = 1 if np.floor((x + pad) * inv_cell) > c else 0
+    return lo, hi
 
 
 @njit(**JIT)
@@ -56,11 +73,17 @@ def find_pairs(position, half_extent, dynamic, cell, bucket_start, bucket_body, 
 
     count = 0
     capacity = pair_a.shape[0]
+    largest = 0.5 * cell_size
     for i in range(n):
         first = count
-        for ox in range(-1, 2):
-            for oy in range(-1, 2):
-                for oz in range(-1, 2):
+        # a partner's centre lies within half_extent[i] + largest of ours on each axis:
+        # visit a neighbouring cell only if that range reaches into it
+        x_lo, x_hi = _neighbour_range(position[i, 0], half_extent[i, 0] + largest, cell[i, 0], inv)
+        y_lo, y_hi = _neighbour_range(position[i, 1], half_extent[i, 1] + largest, cell[i, 1], inv)
+        z_lo, z_hi = _neighbour_range(position[i, 2], half_extent[i, 2] + largest, cell[i, 2], inv)
+        for ox in range(x_lo, x_hi + 1):
+            for oy in range(y_lo, y_hi + 1):
+                for oz in range(z_lo, z_hi + 1):
                     cx = cell[i, 0] + ox
                     cy = cell[i, 1] + oy
                     cz = cell[i, 2] + oz
@@ -89,4 +112,36 @@ def find_pairs(position, half_extent, dynamic, cell, bucket_start, bucket_body, 
                 pair_b[m + 1] = pair_b[m]
                 m -= 1
             pair_b[m + 1] = value
+    return count
+
+
+@njit(**JIT)
+def update_pairs(position, half_extent, dynamic, skin, ws):
+    """Candidate pairs for this substep in ws.pair_a/pair_b: the last list if still valid, else a new one.
+
+    A list built from boxes grown by ``skin`` holds every pair whose current
+    boxes overlap as long as, for every body and axis, its displacement since
+    the build plus the growth of its box is at most ``skin``. Returns the
+    number of pairs, or -1 if the pair buffers are too small.
+    """
+    origin = ws.pair_origin
+    built = ws.pair_extent
+    n = position.shape[0]
+    valid = ws.pair_list[1] == 1
+    i = 0
+    while valid and i < n:
+        for k in range(3):
+            if abs(position[i, k] - origin[i, k]) + half_extent[i, k] + skin - built[i, k] > skin:
+                valid = False
+        i += 1
+    if valid:
+        return ws.pair_list[0]
+    for i in range(n):
+        for k in range(3):
+            origin[i, k] = position[i, k]
+            built[i, k] = half_extent[i, k] + skin
+    count = find_pairs(position, built, dynamic, ws.cell, ws.bucket_start, ws.bucket_body, ws.bucket_fill,
+                       ws.pair_a, ws.pair_b)
+    ws.pair_list[0] = count
+    ws.pair_list[1] = 1 if count >= 0 else 0
     return count

@@ -184,17 +184,17 @@ def warm_start(contact_key, contact_a, contact_b, contact_row, contact_impulse, 
         _angular_apply(contact_row, c, angular_velocity, a, b, IAS, IBS, contact_impulse[c, 5])
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _body_velocity(lin, ang, body):
     return lin[body, 0], lin[body, 1], lin[body, 2], ang[body, 0], ang[body, 1], ang[body, 2]
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _row3(rows, c, k):
     return rows[c, k], rows[c, k + 1], rows[c, k + 2]
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _clamp_to_disc(x, y, radius):
     """(x, y) scaled back onto the disc of the given radius if it lies outside (elliptic cone projection)."""
     length = np.sqrt(x * x + y * y)

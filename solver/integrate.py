@@ -180,18 +180,20 @@ def integrate_positions(model, state, ws, h):
 
 
 @njit(**JIT)
-def kinetic_energy(model, state, ws):
+def kinetic_energy(model, state):
+    """Translational plus rotational energy of the dynamic bodies (spin taken into the body frame)."""
     energy = 0.0
+    rotation = np.empty((3, 3))
     for i in range(model.n_bodies):
         if model.body_kind[i] != DYNAMIC:
             continue
         v = state.linear_velocity[i]
         energy += 0.5 * model.mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
         w = state.angular_velocity[i]
-        r = ws.rotation[i]
+        quat_to_matrix(state.orientation[i], rotation)
         inertia = model.inertia_local[i]
         for k in range(3):
-            local = r[0, k] * w[0] + r[1, k] * w[1] + r[2, k] * w[2]
+            local = rotation[0, k] * w[0] + rotation[1, k] * w[1] + rotation[2, k] * w[2]
             energy += 0.5 * inertia[k] * local * local
     return energy
 

@@ -25,7 +25,8 @@ from .math3d import JIT, orthonormal_basis
 
 NEWTON_MAX_ITERATIONS = 40
 NEWTON_STEP_TOLERANCE = 1e-14
-NEWTON_CONVERGED_STEP = 1e-7
+# a full Newton step this short leaves an error of order its square (1e-10 rad): stop after it
+NEWTON_CONVERGED_STEP = 1e-5
 
 
 @njit(**JIT)
@@ -55,7 +56,7 @@ def _width_gap(ma, mb, dx, dy, dz, nx, ny, nz):
 
 
 @njit(**JIT)
-def _newton_on_sphere(ma, mb, dx, dy, dz, nx, ny, nz):
+def minimise_width_gap(ma, mb, dx, dy, dz, nx, ny, nz):
     """Minimise the width gap over the unit sphere from n; return (depth, nx, ny, nz)."""
     f = _width_gap(ma, mb, dx, dy, dz, nx, ny, nz)
     for _ in range(NEWTON_MAX_ITERATIONS):
@@ -111,7 +112,9 @@ def _newton_on_sphere(ma, mb, dx, dy, dz, nx, ny, nz):
         allowance = 4e-16 * (sa + sb + abs(dx) + abs(dy) + abs(dz))
         accepted = False
         halvings = 0
-        for halvings in range(40):
+        # at convergence the step is below round-off of f: one trial, no halving search
+        trials = 1 if full_newton and length < NEWTON_CONVERGED_STEP else 40
+        for halvings in range(trials):
             cx = nx + s1 * t1x + s2 * t2x
             cy = ny + s1 * t1y + s2 * t2y
             cz = nz + s1 * t1z + s2 * t2z
@@ -147,13 +150,13 @@ def ellipsoid_ellipsoid_depth(ca, ma, ra, cb, mb, rb, warm_normal, out_normal):
     dz = cb[2] - ca[2]
     warm = warm_normal[0] ** 2 + warm_normal[1] ** 2 + warm_normal[2] ** 2
     if warm > 0.5:
-        best, bx, by, bz = _newton_on_sphere(ma, mb, dx, dy, dz, warm_normal[0], warm_normal[1], warm_normal[2])
+        best, bx, by, bz = minimise_width_gap(ma, mb, dx, dy, dz, warm_normal[0], warm_normal[1], warm_normal[2])
     else:
         dn = np.sqrt(dx * dx + dy * dy + dz * dz)
         if dn > 0.0:
-            best, bx, by, bz = _newton_on_sphere(ma, mb, dx, dy, dz, dx / dn, dy / dn, dz / dn)
+            best, bx, by, bz = minimise_width_gap(ma, mb, dx, dy, dz, dx / dn, dy / dn, dz / dn)
         else:
-            best, bx, by, bz = _newton_on_sphere(ma, mb, dx, dy, dz, 0.0, 0.0, 1.0)
+            best, bx, by, bz = minimise_width_gap(ma, mb, dx, dy, dz, 0.0, 0.0, 1.0)
         # A minimum with negative depth (apart) is global: then -depth is a concave function's
         # local maximum over the unit ball. Overlaps can have several local minima (deep
         # crossings of long ellipsoids), so also start from the principal axes of both bodies.
@@ -166,7 +169,7 @@ def ellipsoid_ellipsoid_depth(ca, ma, ra, cb, mb, rb, warm_normal, out_normal):
                     ez = rot[2, axis]
                     if ex * dx + ey * dy + ez * dz < 0.0:
                         ex, ey, ez = -ex, -ey, -ez
-                    f, nx, ny, nz = _newton_on_sphere(ma, mb, dx, dy, dz, ex, ey, ez)
+                    f, nx, ny, nz = minimise_width_gap(ma, mb, dx, dy, dz, ex, ey, ez)
                     if f < best:
                         best, bx, by, bz = f, nx, ny, nz
     out_normal[0] = bx

@@ -5,14 +5,14 @@ import numpy as np
 
 from .broadphase import find_pairs
 from .collision import collide
-from .integrate import kinetic_energy, update_body_frames
+from .integrate import update_body_frames
 from .model import build_model
 from .recording import Recording
 from .rope import build_ropes, copy_rope_state, restore_rope_state, rope_nodes, rope_segments
 from .state import (IMPULSE_WIDTH, BodyState, copy_body_state, grow_cache, new_body_state,
                     new_workspace)
-from .step import (CONTACT_OVERFLOW, DIVERGED, OK, PAIR_OVERFLOW, PHASES, Settings, run_substeps,
-                   run_substeps_with_ropes)
+from .step import (CONTACT_OVERFLOW, DIVERGED, OK, PAIR_OVERFLOW, PHASES, Settings, record_step_statistics,
+                   run_substeps, run_substeps_with_ropes)
 
 
 class SimulationCancelled(RuntimeError):
@@ -77,6 +77,9 @@ class Simulation:
     position_iterations: split-impulse iterations that remove overlap.
     margin: speculative contact distance in metres (default: 10% of the
         smallest semi-axis in the scene).
+    pair_skin: the broad phase's pair list is built with boxes this much larger
+        and reused until a body moves further (default: 25% of the smallest
+        semi-axis). Larger skins rebuild less often but pass more pairs on.
     baumgarte: fraction of the overlap beyond ``slop`` removed per substep.
     slop: overlap left alone, in metres (default 0.2% of the smallest semi-axis).
     restitution_threshold: normal approach speed (m/s) below which contacts do not bounce.
@@ -85,7 +88,7 @@ class Simulation:
         body's smallest semi-axis raise ValueError; None disables the check.
     """
 
-    def __init__(self, scene, dt=1.0 / 240.0, iterations=12, position_iterations=6, margin=None,
+    def __init__(self, scene, dt=1.0 / 240.0, iterations=12, position_iterations=6, margin=None, pair_skin=None,
                  baumgarte=0.3, slop=None, restitution_threshold=0.2, linear_damping=0.0, angular_damping=0.0,
                  overlap_tolerance=0.05):
         if not (np.isfinite(dt) and dt > 0):
@@ -99,9 +102,13 @@ class Simulation:
         smallest = float(self.model.semi_axes.min()) if n else 0.01
         margin = 0.1 * smallest if margin is None else float(margin)
         slop = 0.002 * smallest if slop is None else float(slop)
+        pair_skin = 0.25 * smallest if pair_skin is None else float(pair_skin)
+        if not (np.isfinite(pair_skin) and pair_skin >= 0.0):
+            raise ValueError(f"Simulation: pair_skin must be >= 0, got {pair_skin!r}")
         self.settings = Settings(
             iterations=int(iterations), position_iterations=int(position_iterations), margin=margin,
-            baumgarte=float(baumgarte), slop=slop, restitution_threshold=float(restitution_threshold),
+            pair_skin=pair_skin, baumgarte=float(baumgarte), slop=slop,
+            restitution_threshold=float(restitution_threshold),
             linear_damping=float(linear_damping), angular_damping=float(angular_damping))
         self._contact_capacity = max(64, 8 * n)
         self._pair_capacity = max(64, 16 * n)
@@ -114,6 +121,7 @@ class Simulation:
         self._frame = 0
         if overlap_tolerance is not None and n:
             self._check_initial_overlaps(float(overlap_tolerance))
+        record_step_statistics(self.model, self._bodies, self._ws)
         self._update_stats(0)
 
     # ---------------------------------------------------------------- public
@@ -172,7 +180,7 @@ class Simulation:
         ws = self._ws
         ws.phase_seconds[:] = 0.0
         snapshot = copy_body_state(self._bodies)
-        rope_snapshot = copy_rope_state(self._rope_state)
+        rope_snapshot = copy_rope_state(self._rope_state) if self.scene.ropes else None
         while True:
             if self.scene.ropes:
                 status = run_substeps_with_ropes(self.model, self._bodies, ws, self.settings, h, substeps,
@@ -196,18 +204,17 @@ class Simulation:
             self._ws = ws = new_workspace(self.model.n_bodies, self._pair_capacity, self._contact_capacity,
                                           len(PHASES))
             self._bodies = grow_cache(copy_body_state(snapshot), self._contact_capacity)
-            restore_rope_state(self._rope_state, rope_snapshot)
+            if rope_snapshot is not None:
+                restore_rope_state(self._rope_state, rope_snapshot)
         self._update_stats(substeps)
 
     def _update_stats(self, substeps: int) -> None:
+        """Copy the statistics the compiled loop left in the workspace (no recomputation here)."""
         ws = self._ws
-        n_contacts = int(ws.counters[1])
-        update_body_frames(self.model, self._bodies, ws, self.settings.margin, 0.0)
-        depths = ws.contact_depth[:n_contacts]
         self.stats = {
-            "contacts": n_contacts,
-            "max_penetration": float(max(depths.max(initial=0.0), 0.0)),
-            "kinetic_energy": float(kinetic_energy(self.model, self._bodies, ws)),
+            "contacts": int(ws.counters[1]),
+            "max_penetration": float(ws.step_stats[0]),
+            "kinetic_energy": float(ws.step_stats[1]),
             "phase_seconds": {name: float(ws.phase_seconds[k]) for k, name in enumerate(PHASES)},
             "substeps": substeps,
         }

@@ -44,6 +44,9 @@ class Workspace(NamedTuple):
     bucket_fill: np.ndarray       # (T,) int64
     pair_a: np.ndarray            # (P,) int64
     pair_b: np.ndarray            # (P,) int64
+    pair_origin: np.ndarray       # (N, 3) positions when the pair list was built
+    pair_extent: np.ndarray       # (N, 3) box half sizes plus skin used for that build
+    pair_list: np.ndarray         # (2,) int64: pairs in the list, 1 if it may be reused
     contact_a: np.ndarray         # (C,) int64 body index, or -1 - static id
     contact_b: np.ndarray         # (C,) int64 body index
     contact_key: np.ndarray       # (C,) int64
@@ -55,7 +58,7 @@ class Workspace(NamedTuple):
     contact_row: np.ndarray       # (C, ROW_WIDTH) Jacobians, masses, targets (see contact_solver)
     counters: np.ndarray          # (4,) int64: pairs, contacts, overflow flag, diverged body
     phase_seconds: np.ndarray     # (N_PHASES,)
-    clock: np.ndarray             # (1,) scratch
+    step_stats: np.ndarray        # (2,) after the last substep: max penetration, kinetic energy
 
 
 def new_body_state(bodies: list, capacity: int) -> BodyState:
@@ -106,10 +109,11 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         cell=np.zeros((n, 3), dtype=np.int64), bucket_start=np.zeros(table + 1, dtype=np.int64),
         bucket_body=np.zeros(n, dtype=np.int64), bucket_fill=np.zeros(table, dtype=np.int64),
         pair_a=np.zeros(pair_capacity, dtype=np.int64), pair_b=np.zeros(pair_capacity, dtype=np.int64),
+        pair_origin=np.zeros((n, 3)), pair_extent=np.zeros((n, 3)), pair_list=np.zeros(2, dtype=np.int64),
         contact_a=np.zeros(c, dtype=np.int64), contact_b=np.zeros(c, dtype=np.int64),
         contact_key=np.zeros(c, dtype=np.int64), contact_normal=np.zeros((c, 3)),
         contact_point=np.zeros((c, 3)), contact_depth=np.zeros(c),
         contact_impulse=np.zeros((c, 6)), contact_pseudo=np.zeros(c),
         contact_row=np.zeros((c, ROW_WIDTH)),
-        counters=np.zeros(4, dtype=np.int64), phase_seconds=np.zeros(n_phases), clock=np.zeros(1),
+        counters=np.zeros(4, dtype=np.int64), phase_seconds=np.zeros(n_phases), step_stats=np.zeros(2),
     )

@@ -1,7 +1,7 @@
 """The substep: a fixed sequence of named, timed phases, compiled as one loop.
 
 1. forces      gravity, damping, kinematic tracks; body frames and AABBs
-2. broad_phase uniform hashed grid -> candidate pairs
+2. broad_phase uniform hashed grid -> candidate pairs (reused while bodies stay within a skin)
 3. narrow_phase pre-tests, exact depth and normal -> contacts
 4. contact_solve prepare, warm start, sequential impulses, split impulses, store
 5. ropes       (ROPE HOOK) rope internal constraints, pins, attachments, contacts
@@ -17,10 +17,11 @@ from typing import NamedTuple
 import numba
 from numba import njit
 
-from .broadphase import find_pairs
+from .broadphase import update_pairs
 from .collision import collide
 from .contact_solver import apply_restitution, prepare_contacts, solve_penetration, solve_velocities, store_impulses, warm_start
-from .integrate import first_non_finite_body, integrate_positions, predict_velocities, update_body_frames
+from .integrate import (first_non_finite_body, integrate_positions, kinetic_energy, predict_velocities,
+                        update_body_frames)
 from .math3d import JIT
 from .rope_contacts import rope_collide
 from .rope_kernels import first_non_finite_rope, rope_substep
@@ -34,6 +35,7 @@ class Settings(NamedTuple):
     iterations: int
     position_iterations: int
     margin: float
+    pair_skin: float
     baumgarte: float
     slop: float
     restitution_threshold: float
@@ -56,8 +58,7 @@ def _body_phases(model, state, ws, settings, h, dynamic):
     predict_velocities(model, state, h, settings.linear_damping, settings.angular_damping)
     update_body_frames(model, state, ws, settings.margin, h)
     t1 = _clock()
-    n_pairs = find_pairs(state.position, ws.half_extent, dynamic, ws.cell,
-                         ws.bucket_start, ws.bucket_body, ws.bucket_fill, ws.pair_a, ws.pair_b)
+    n_pairs = update_pairs(state.position, ws.half_extent, dynamic, settings.pair_skin, ws)
     if n_pairs < 0:
         return PAIR_OVERFLOW
     t2 = _clock()
@@ -107,6 +108,16 @@ def _integrate_phase(model, state, ws, h):
 
 
 @njit(**JIT)
+def record_step_statistics(model, state, ws):
+    """ws.step_stats = deepest contact of the last substep (0 if none overlaps), kinetic energy."""
+    deepest = 0.0
+    for c in range(ws.counters[1]):
+        deepest = max(deepest, ws.contact_depth[c])
+    ws.step_stats[0] = deepest
+    ws.step_stats[1] = kinetic_energy(model, state)
+
+
+@njit(**JIT)
 def run_substeps(model, state, ws, settings, h, substeps):
     """Advance a scene without ropes ``substeps`` substeps of length h. Returns OK or an overflow/divergence code.
 
@@ -120,6 +131,7 @@ def run_substeps(model, state, ws, settings, h, substeps):
         status = _integrate_phase(model, state, ws, h)
         if status != OK:
             return status
+    record_step_statistics(model, state, ws)
     return OK
 
 
@@ -143,4 +155,5 @@ def run_substeps_with_ropes(model, state, ws, settings, h, substeps, rope_model,
         status = _integrate_phase(model, state, ws, h)
         if status != OK:
             return status
+    record_step_statistics(model, state, ws)
     return OK
