@@ -80,7 +80,7 @@ def _angular_apply(rows, c, ang, a, b, ia, ib, impulse):
             ang[a, k] -= impulse * rows[c, ia + k]
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _prepare_side(rows, c, position, inv_inertia, body, point, offsets_r, offsets_i):
     """Fill lever-arm Jacobians of one body (A or B) for directions n, t1, t2."""
     rx = point[0] - position[body, 0]

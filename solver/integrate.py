@@ -15,7 +15,7 @@ from .model import DYNAMIC, KINEMATIC
 from .narrowphase import shape_matrix
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _world_inverse_inertia(rotation, inv_local, out):
     for r in range(3):
         for c in range(3):

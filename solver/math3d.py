@@ -18,7 +18,7 @@ def quat_mul(aw, ax, ay, az, bw, bx, by, bz):
             aw * bz + ax * by - ay * bx + az * bw)
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def quat_to_matrix(q, out):
     """Rotation matrix of the unit quaternion q (w, x, y, z), written into out (3, 3)."""
     w, x, y, z = q[0], q[1], q[2], q[3]
@@ -33,7 +33,7 @@ def quat_to_matrix(q, out):
     out[2, 2] = 1.0 - 2.0 * (x * x + y * y)
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def rotate_by_rotation_vector(q, wx, wy, wz):
     """Return exp(w/2) * q renormalised: q rotated by the world-frame rotation vector w (exponential map)."""
     angle = np.sqrt(wx * wx + wy * wy + wz * wz)

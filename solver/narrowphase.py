@@ -29,7 +29,7 @@ NEWTON_STEP_TOLERANCE = 1e-14
 NEWTON_CONVERGED_STEP = 1e-5
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def shape_matrix(rotation, semi_axes, out):
     """out = R diag(a^2) R^T."""
     for r in range(3):

@@ -85,7 +85,7 @@ def _collide_arrays(rope_model, state, model):
     return CollideArrays(state.node_position, rope_model.node_inv_mass, rope_model.node_attachment, rope_model.att_body, rope_model.seg_rope, rope_model.rope_node_start, rope_model.rope_seg_start, rope_model.rope_radius, rope_model.rope_friction, rope_model.seg_rest_length, model.semi_axes, model.body_material, model.material_friction, state.contact_count, state.contact_kind, state.contact_rope, state.contact_nodes, state.contact_t, state.contact_other, state.contact_normal, state.contact_point, state.contact_gap, state.contact_friction, state.contact_impulse)
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _cell_hash(ix, iy, iz, table):
     h = (ix * 73856093) ^ (iy * 19349663) ^ (iz * 83492791)
     return h & (table - 1)
@@ -125,14 +125,14 @@ def _build_grid(model, state, cell):
         grid_fill[key] += 1
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _segment_nodes(model, seg_rope, s):
     r = seg_rope[s]
     a = model.rope_node_start[r] + s - model.rope_seg_start[r]
     return a, a + 1
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _emit(ar, kind, rope, node_a, node_b, t, other, other_t, nx, ny, nz, px, py, pz, gap, friction):
     c = ar.contact_count[0]
     if c >= ar.contact_kind.shape[0]:
@@ -157,7 +157,7 @@ def _emit(ar, kind, rope, node_a, node_b, t, other, other_t, nx, ny, nz, px, py,
     ar.contact_count[0] = c + 1
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _point_ellipsoid(qx, qy, qz, a0, a1, a2):
     """Closest point on the ellipsoid x^2/a0^2 + ... = 1 to q (local frame) and the signed distance
     (negative inside), by safeguarded Newton on the Lagrange multiplier t: x_i = a_i^2 q_i / (a_i^2 + t)."""
@@ -195,7 +195,7 @@ def _point_ellipsoid(qx, qy, qz, a0, a1, a2):
     return x0, x1, x2, nx / nn, ny / nn, nz / nn, (-dist if inside else dist)
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _segment_segment(p0, p1, q0, q1):
     """Parameters (s, t) of the closest points of segments p0p1 and q0q1 (clamped)."""
     d1x, d1y, d1z = p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]
@@ -487,14 +487,14 @@ def _segment_segment_contact(ar, s, o, reach):
 # ----------------------------------------------------------------------------------------------
 # solve
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _quad_node(ca, node, nx, ny, nz, mx, my, mz):
     w = ca.node_w[node]
     return (nx * (w[0, 0] * mx + w[0, 1] * my + w[0, 2] * mz) + ny * (w[1, 0] * mx + w[1, 1] * my + w[1, 2] * mz)
             + nz * (w[2, 0] * mx + w[2, 1] * my + w[2, 2] * mz))
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _contact_velocity(ca, c, body_linear_velocity, body_angular_velocity):
     """Velocity of the rope point relative to the other side."""
     a = ca.contact_nodes[c, 0]
@@ -523,7 +523,7 @@ def _contact_velocity(ca, c, body_linear_velocity, body_angular_velocity):
     return vx, vy, vz
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _apply_contact(ca, imp, c, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass):
     a = ca.contact_nodes[c, 0]
     b = ca.contact_nodes[c, 1]
@@ -556,7 +556,7 @@ def _apply_contact(ca, imp, c, px, py, pz, body_linear_velocity, body_angular_ve
                            body_angular_velocity, body_inv_mass)
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _inverse_mass_along(ca, c, nx, ny, nz, body_inv_mass):
     a = ca.contact_nodes[c, 0]
     b = ca.contact_nodes[c, 1]

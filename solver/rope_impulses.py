@@ -28,7 +28,7 @@ def node_impulse_arrays(model, state):
                        state.work_att_split, state.work_att_kb, state.work_att_lever, state.work_att_body_inv_inertia)
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def apply_node_impulse(imp, node, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass):
     a = imp.node_attachment[node]
     velocity = imp.node_velocity
@@ -49,7 +49,7 @@ def apply_node_impulse(imp, node, px, py, pz, body_linear_velocity, body_angular
     apply_body_impulse(imp, a, bx, by, bz, body_linear_velocity, body_angular_velocity, body_inv_mass)
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def apply_body_impulse(imp, a, px, py, pz, body_linear_velocity, body_angular_velocity, body_inv_mass):
     b = imp.att_body[a]
     wb = body_inv_mass[b]

@@ -30,7 +30,7 @@ S_REGULARISATION = 1e-9  # relative compliance on hard rows that pins can make d
 # ----------------------------------------------------------------------------------------------
 # small dense helpers (3x3, written into preallocated arrays)
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _inverse3(a, out):
     """out = a^-1 for a 3x3 matrix; returns False when a is singular."""
     c00 = a[1, 1] * a[2, 2] - a[1, 2] * a[2, 1]
@@ -56,7 +56,7 @@ def _inverse3(a, out):
     return True
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _world_inverse_inertia(rot, inv_inertia_local, out):
     """out = R diag(inv_inertia_local) R^T."""
     for i in range(3):
@@ -67,7 +67,7 @@ def _world_inverse_inertia(rot, inv_inertia_local, out):
             out[i, j] = s
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _point_inverse_mass(inv_mass, inv_inertia_world, rx, ry, rz, out):
     """Inverse mass matrix of a body point at lever arm r: m^-1 I - [r]x I^-1 [r]x."""
     skew = ((0.0, -rz, ry), (rz, 0.0, -rx), (-ry, rx, 0.0))
@@ -83,7 +83,7 @@ def _point_inverse_mass(inv_mass, inv_inertia_world, rx, ry, rz, out):
 # ----------------------------------------------------------------------------------------------
 # banded Cholesky on rows [r0, r0 + n) of band storage ab[row, d] = A[row, row - d]
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _band_add(ab, r0, k, l, m):
     """Add the 3x3 block m at block position (k, l) of a symmetric matrix (lower triangle stored)."""
     if k < l:
@@ -136,7 +136,7 @@ def _band_solve(ab, r0, n, x):
 # ----------------------------------------------------------------------------------------------
 # per-substep preparation
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _relative_rotation(qa, qb):
     """conj(qa) * qb, sign chosen for the shortest arc."""
     rw, rx, ry, rz = quat_mul(qa[0], -qa[1], -qa[2], -qa[3], qb[0], qb[1], qb[2], qb[3])
@@ -233,7 +233,7 @@ def _prepare_segments(model, state, h):
             work_seg_err[s, 2] = length * inv_l - 1.0
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _add_product(ab, r0, kp, kq, jp, w, jq, sign, block):
     """Band-add sign * Jp W Jq^T at block position (kp, kq)."""
     for k in range(3):  # W Jq^T, column by column
@@ -349,7 +349,7 @@ def _prepare_attachments(model, state, body_position, body_orientation, body_inv
         _matmul3(kb, work_att_split[a], work_node_w[node])
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _matmul3(a, b, out):
     for i in range(3):
         for j in range(3):
@@ -359,7 +359,7 @@ def _matmul3(a, b, out):
             out[i, j] = acc
 
 
-@njit(**JIT)
+@njit(**JIT, inline="always")
 def _node_inverse_mass_quadratic(node_w, node, ax, ay, az, bx, by, bz):
     """a^T W b for the inverse mass W of a node (combined with its body when attached)."""
     w = node_w[node]
