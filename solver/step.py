@@ -12,10 +12,12 @@ per frame. Phase times are accumulated with a monotonic clock read through a
 tiny object-mode block (about a microsecond per read).
 """
 import time
+import warnings
 from typing import NamedTuple
 
 import numba
 from numba import njit
+from numba.core.errors import NumbaWarning
 
 from .broadphase import update_pairs
 from .collision import collide
@@ -25,6 +27,11 @@ from .integrate import (first_non_finite_body, integrate_positions, kinetic_ener
 from .math3d import JIT
 from .rope_contacts import rope_collide
 from .rope_kernels import first_non_finite_rope, rope_substep
+
+# The phase clock's one-line object-mode block holds the GIL for about a microsecond per read;
+# numba warns that such code cannot run in parallel, which is expected and harmless here.
+warnings.filterwarnings("ignore", message=".*object mode won.t allow parallel execution",
+                        category=NumbaWarning)
 
 PHASES = ("forces", "broad_phase", "narrow_phase", "contact_solve", "ropes", "integrate")
 
