@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .math3d import quat_mul
 from .rope_kernels import BAND, first_non_finite_rope, max_length_error, rope_advance, rope_substep
 
 __all__ = ["RopeModel", "RopeState", "FreeBodies", "build_ropes", "rope_substep", "rope_advance", "run_ropes",
@@ -118,12 +119,7 @@ class RopeState(NamedTuple):
 # quaternion helpers for set-up (numpy, not in the hot path)
 
 def _quat_mul(a, b):
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return np.array([aw * bw - ax * bx - ay * by - az * bz,
-                     aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw])
+    return np.array(quat_mul(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]))
 
 
 def _quat_conj(q):

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .math3d import JIT, cross
+from .math3d import JIT, cross, quat_to_matrix
 from .model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
 from .rope_impulses import apply_node_impulse, node_impulse_arrays
 
@@ -316,7 +316,8 @@ def rope_collide(rope_model, rope_state, model, body_position, body_orientation,
                           x[2] - (tube_radius - radial) * inward_z, gap, mu)
 
     # --- grid over segment midpoints: two touching capsules have midpoints within one cell
-    cell = max_len + 2.0 * max_radius + reach + 1e-9
+    # (a segment pair's own reach, from its relative speed, is at most twice the global one)
+    cell = max_len + 2.0 * max_radius + 2.0 * reach + 1e-9
     _build_grid(rope_model, state, cell)
     table = grid_bucket_start.shape[0] - 1
 
@@ -383,11 +384,31 @@ def rope_collide(rope_model, rope_state, model, body_position, body_orientation,
                         dx = node_position[a, 0] + node_position[a + 1, 0] - node_position[b, 0] - node_position[b + 1, 0]
                         dy = node_position[a, 1] + node_position[a + 1, 1] - node_position[b, 1] - node_position[b + 1, 1]
                         dz = node_position[a, 2] + node_position[a + 1, 2] - node_position[b, 2] - node_position[b + 1, 2]
+                        # speculative distance from the two segments' relative speed: ropes falling
+                        # together side by side get no speculative contacts between them
+                        pair_reach = 2.0 * h * _relative_speed_bound(node_velocity, a, b)
                         limit = seg_rest_length[s] + seg_rest_length[o] + 2.0 * (
-                            rope_radius[seg_rope[s]] + rope_radius[seg_rope[o]] + reach)
+                            rope_radius[seg_rope[s]] + rope_radius[seg_rope[o]] + pair_reach)
                         if dx * dx + dy * dy + dz * dz > limit * limit:
                             continue
-                        _segment_segment_contact(ar, s, o, reach)
+                        _segment_segment_contact(ar, s, o, pair_reach)
+
+
+@njit(**JIT, inline="always")
+def _relative_speed_bound(node_velocity, a, b):
+    """Largest speed of a point of segment (a, a+1) relative to a point of segment (b, b+1).
+
+    Points move with the linear blend of their nodes' velocities, so their relative velocity is a
+    convex combination of the four node differences and its length is at most the largest of those.
+    """
+    largest = 0.0
+    for i in range(a, a + 2):
+        for j in range(b, b + 2):
+            dx = node_velocity[i, 0] - node_velocity[j, 0]
+            dy = node_velocity[i, 1] - node_velocity[j, 1]
+            dz = node_velocity[i, 2] - node_velocity[j, 2]
+            largest = max(largest, dx * dx + dy * dy + dz * dz)
+    return math.sqrt(largest)
 
 
 @njit(**JIT)
@@ -596,17 +617,7 @@ def prepare_rope_contacts(rope_model, state, body_position, body_orientation, bo
             continue
         b = contact_other[c]
         work_contact_center[c, :] = body_position[b]
-        q = body_orientation[b]
-        w, x, y, z = q[0], q[1], q[2], q[3]
-        rot[0, 0] = 1.0 - 2.0 * (y * y + z * z)
-        rot[0, 1] = 2.0 * (x * y - w * z)
-        rot[0, 2] = 2.0 * (x * z + w * y)
-        rot[1, 0] = 2.0 * (x * y + w * z)
-        rot[1, 1] = 1.0 - 2.0 * (x * x + z * z)
-        rot[1, 2] = 2.0 * (y * z - w * x)
-        rot[2, 0] = 2.0 * (x * z - w * y)
-        rot[2, 1] = 2.0 * (y * z + w * x)
-        rot[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+        quat_to_matrix(body_orientation[b], rot)
         inv = body_inv_inertia_local[b]
         for i in range(3):
             for j in range(3):
