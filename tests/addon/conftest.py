@@ -2,11 +2,12 @@
 and run Blender-side scenarios (tests/addon/blender_scenarios.py) in subprocesses.
 
 Each scenario runs in its own `python` process because HOME and BLENDER_USER_RESOURCES must be
-set before bpy is imported. The user folder lives in build/test-blender-user (git-ignored) and is
+set before bpy is imported. The user folder lives in build/test-blender-user-<bpy version> (git-ignored) and is
 wiped and re-installed whenever the built zip's contents change; keeping it between runs keeps
 numba's on-disk cache warm (a cold compile of the solver takes a couple of minutes here).
 """
 import hashlib
+import importlib.metadata
 import json
 import os
 import shutil
@@ -76,7 +77,8 @@ def _keep_zip_mtimes(zip_path, installed_dir):
 @pytest.fixture(scope="session")
 def installed(extension_zip, tmp_path_factory):
     """Environment of a Blender user folder with the extension installed; returns (env, install report)."""
-    user_dir = ROOT / "build" / "test-blender-user"
+    # one folder per Blender version (scripts/test_blender_versions runs these tests under 4.2 and 4.4 too)
+    user_dir = ROOT / "build" / f"test-blender-user-{importlib.metadata.version('bpy')}"
     digest = _package_digest(extension_zip)
     stamp = user_dir / "installed.sha256"
     env = blender_env(user_dir)
@@ -85,7 +87,7 @@ def installed(extension_zip, tmp_path_factory):
         # Re-installing rewrites the files (new mtimes), which would also invalidate numba's cache.
         # Keep only numba's cache (the extension's user data) from the previous install.
         user_data = user_dir / "resources" / "extensions" / ".user"
-        kept = user_dir.parent / "test-blender-user-data"
+        kept = user_dir.parent / f"{user_dir.name}-data"
         shutil.rmtree(kept, ignore_errors=True)
         if user_data.is_dir():
             shutil.move(str(user_data), str(kept))
