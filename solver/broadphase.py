@@ -20,7 +20,8 @@ _P1, _P2, _P3 = 73856093, 19349663, 83492791
 
 
 @njit(**JIT, inline="always")
-def _cell_hash(cx, cy, cz, mask):
+def cell_hash(cx, cy, cz, mask):
+    """Bucket of grid cell (cx, cy, cz) in a table of mask + 1 (a power of two) buckets."""
     return ((cx * _P1) ^ (cy * _P2) ^ (cz * _P3)) & mask
 
 
@@ -61,13 +62,13 @@ def find_pairs(position, half_extent, dynamic, cell, bucket_start, bucket_body, 
         cell[i, 0] = cx
         cell[i, 1] = cy
         cell[i, 2] = cz
-        bucket_fill[_cell_hash(cx, cy, cz, mask)] += 1
+        bucket_fill[cell_hash(cx, cy, cz, mask)] += 1
     bucket_start[0] = 0
     for h in range(table):
         bucket_start[h + 1] = bucket_start[h] + bucket_fill[h]
         bucket_fill[h] = bucket_start[h]
     for i in range(n):
-        h = _cell_hash(cell[i, 0], cell[i, 1], cell[i, 2], mask)
+        h = cell_hash(cell[i, 0], cell[i, 1], cell[i, 2], mask)
         bucket_body[bucket_fill[h]] = i
         bucket_fill[h] += 1
 
@@ -87,7 +88,7 @@ def find_pairs(position, half_extent, dynamic, cell, bucket_start, bucket_body, 
                     cx = cell[i, 0] + ox
                     cy = cell[i, 1] + oy
                     cz = cell[i, 2] + oz
-                    h = _cell_hash(cx, cy, cz, mask)
+                    h = cell_hash(cx, cy, cz, mask)
                     for k in range(bucket_start[h], bucket_start[h + 1]):
                         j = bucket_body[k]
                         if j <= i or not (dynamic[i] or dynamic[j]):

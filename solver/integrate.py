@@ -10,18 +10,9 @@ come out of the changing world inertia instead of an explicit torque.
 import numpy as np
 from numba import njit
 
-from .math3d import JIT, mat_vec, quat_mul, quat_to_matrix, rotate_by_rotation_vector
+from .math3d import JIT, mat_vec, quat_mul, quat_to_matrix, rotate_by_rotation_vector, world_inverse_inertia
 from .model import DYNAMIC, KINEMATIC
 from .narrowphase import shape_matrix
-
-
-@njit(**JIT, inline="always")
-def _world_inverse_inertia(rotation, inv_local, out):
-    for r in range(3):
-        for c in range(3):
-            out[r, c] = (rotation[r, 0] * rotation[c, 0] * inv_local[0]
-                         + rotation[r, 1] * rotation[c, 1] * inv_local[1]
-                         + rotation[r, 2] * rotation[c, 2] * inv_local[2])
 
 
 @njit(**JIT, inline="always")
@@ -43,7 +34,7 @@ def update_body_frames(model, state, ws, margin, h):
     for i in range(model.n_bodies):
         quat_to_matrix(state.orientation[i], ws.rotation[i])
         shape_matrix(ws.rotation[i], model.semi_axes[i], ws.shape[i])
-        _world_inverse_inertia(ws.rotation[i], model.inv_inertia_local[i], ws.inv_inertia_world[i])
+        world_inverse_inertia(ws.rotation[i], model.inv_inertia_local[i], ws.inv_inertia_world[i])
         v = state.linear_velocity[i]
         w = state.angular_velocity[i]
         speed = _norm3(v[0], v[1], v[2]) + _norm3(w[0], w[1], w[2]) * model.bounding_radius[i]
@@ -168,11 +159,11 @@ def integrate_positions(model, state, ws, h):
         q[:] = state.orientation[i]
         rotate_by_rotation_vector(q, 0.5 * h * (wx + px), 0.5 * h * (wy + py), 0.5 * h * (wz + pz))
         quat_to_matrix(q, rotation)
-        _world_inverse_inertia(rotation, model.inv_inertia_local[i], inv_world)
+        world_inverse_inertia(rotation, model.inv_inertia_local[i], inv_world)
         mx, my, mz = mat_vec(inv_world, lx, ly, lz)
         rotate_by_rotation_vector(state.orientation[i], h * (mx + px), h * (my + py), h * (mz + pz))
         quat_to_matrix(state.orientation[i], rotation)
-        _world_inverse_inertia(rotation, model.inv_inertia_local[i], inv_world)
+        world_inverse_inertia(rotation, model.inv_inertia_local[i], inv_world)
         wx, wy, wz = mat_vec(inv_world, lx, ly, lz)
         state.angular_velocity[i, 0] = wx
         state.angular_velocity[i, 1] = wy

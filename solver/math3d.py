@@ -53,6 +53,16 @@ def rotate_by_rotation_vector(q, wx, wy, wz):
 
 
 @njit(**JIT, inline="always")
+def world_inverse_inertia(rotation, inv_inertia_local, out):
+    """out = R diag(inv_inertia_local) R^T: a body's inverse inertia in the world frame."""
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = (rotation[r, 0] * rotation[c, 0] * inv_inertia_local[0]
+                         + rotation[r, 1] * rotation[c, 1] * inv_inertia_local[1]
+                         + rotation[r, 2] * rotation[c, 2] * inv_inertia_local[2])
+
+
+@njit(**JIT, inline="always")
 def cross(ax, ay, az, bx, by, bz):
     return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
 

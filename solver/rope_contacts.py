@@ -18,7 +18,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .math3d import JIT, cross, quat_to_matrix
+from .broadphase import cell_hash
+from .math3d import JIT, cross, quat_to_matrix, world_inverse_inertia
 from .model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
 from .rope_impulses import apply_node_impulse, node_impulse_arrays
 
@@ -85,12 +86,6 @@ def _collide_arrays(rope_model, state, model):
     return CollideArrays(state.node_position, rope_model.node_inv_mass, rope_model.node_attachment, rope_model.att_body, rope_model.seg_rope, rope_model.rope_node_start, rope_model.rope_seg_start, rope_model.rope_radius, rope_model.rope_friction, rope_model.seg_rest_length, model.semi_axes, model.body_material, model.material_friction, state.contact_count, state.contact_kind, state.contact_rope, state.contact_nodes, state.contact_t, state.contact_other, state.contact_normal, state.contact_point, state.contact_gap, state.contact_friction, state.contact_impulse)
 
 
-@njit(**JIT, inline="always")
-def _cell_hash(ix, iy, iz, table):
-    h = (ix * 73856093) ^ (iy * 19349663) ^ (iz * 83492791)
-    return h & (table - 1)
-
-
 @njit(**JIT)
 def _build_grid(model, state, cell):
     """Bucket every segment by the grid cell of its midpoint (counting sort into a hashed table)."""
@@ -113,7 +108,7 @@ def _build_grid(model, state, cell):
             for c in range(3):
                 mid = 0.5 * (node_position[a, c] + node_position[a + 1, c])
                 grid_cell[s, c] = int(math.floor(mid / cell))
-            key = _cell_hash(grid_cell[s, 0], grid_cell[s, 1], grid_cell[s, 2], table)
+            key = cell_hash(grid_cell[s, 0], grid_cell[s, 1], grid_cell[s, 2], table - 1)
             grid_key[s] = key
             grid_bucket_start[key + 1] += 1
     for k in range(table):
@@ -348,7 +343,7 @@ def rope_collide(rope_model, rope_state, model, body_position, body_orientation,
                 for iz in range(lo2, hi2 + 1):
                     if whole and (ix, iy, iz) != (lo0, lo1, lo2):
                         continue
-                    key = _cell_hash(ix, iy, iz, table)
+                    key = cell_hash(ix, iy, iz, table - 1)
                     first, last = (0, n_seg) if whole else (grid_bucket_start[key], grid_bucket_start[key + 1])
                     for item in range(first, last):
                         # a body much larger than the ropes tests every segment rather than walk empty cells
@@ -371,7 +366,7 @@ def rope_collide(rope_model, rope_state, model, body_position, body_orientation,
                     ix = grid_cell[s, 0] + ox
                     iy = grid_cell[s, 1] + oy
                     iz = grid_cell[s, 2] + oz
-                    key = _cell_hash(ix, iy, iz, table)
+                    key = cell_hash(ix, iy, iz, table - 1)
                     for item in range(grid_bucket_start[key], grid_bucket_start[key + 1]):
                         o = grid_items[item]
                         if o <= s:
@@ -618,13 +613,7 @@ def prepare_rope_contacts(rope_model, state, body_position, body_orientation, bo
         b = contact_other[c]
         work_contact_center[c, :] = body_position[b]
         quat_to_matrix(body_orientation[b], rot)
-        inv = body_inv_inertia_local[b]
-        for i in range(3):
-            for j in range(3):
-                acc = 0.0
-                for k in range(3):
-                    acc += rot[i, k] * inv[k] * rot[j, k]
-                work_contact_inv_inertia[c, i, j] = acc
+        world_inverse_inertia(rot, body_inv_inertia_local[b], work_contact_inv_inertia[c])
 
 
 @njit(**JIT)

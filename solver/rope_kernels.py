@@ -19,7 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .math3d import JIT, cross, quat_mul, quat_to_matrix, rotate_by_rotation_vector
+from .math3d import JIT, cross, quat_mul, quat_to_matrix, rotate_by_rotation_vector, world_inverse_inertia
 from .rope_contacts import prepare_rope_contacts, solve_rope_contacts
 from .rope_impulses import apply_body_impulse, apply_node_impulse, node_impulse_arrays
 
@@ -54,17 +54,6 @@ def _inverse3(a, out):
     out[1, 2] = (a[0, 2] * a[1, 0] - a[0, 0] * a[1, 2]) * inv
     out[2, 2] = (a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]) * inv
     return True
-
-
-@njit(**JIT, inline="always")
-def _world_inverse_inertia(rot, inv_inertia_local, out):
-    """out = R diag(inv_inertia_local) R^T."""
-    for i in range(3):
-        for j in range(3):
-            s = 0.0
-            for k in range(3):
-                s += rot[i, k] * inv_inertia_local[k] * rot[j, k]
-            out[i, j] = s
 
 
 @njit(**JIT, inline="always")
@@ -203,7 +192,7 @@ def _prepare_segments(model, state, h):
                     w[0] += along * ex
                     w[1] += along * ey
                     w[2] += along * ez
-            _world_inverse_inertia(rot[s], inertia_local, work_seg_inv_inertia[s])
+            world_inverse_inertia(rot[s], inertia_local, work_seg_inv_inertia[s])
             a = n0 + s - s0
             dx = node_position[a + 1, 0] - node_position[a, 0]
             dy = node_position[a + 1, 1] - node_position[a, 1]
@@ -334,7 +323,7 @@ def _prepare_attachments(model, state, body_position, body_orientation, body_inv
         lz = att_local[a, 2]
         for i in range(3):
             work_att_lever[a, i] = rot[i, 0] * lx + rot[i, 1] * ly + rot[i, 2] * lz
-        _world_inverse_inertia(rot, body_inv_inertia_local[b], work_att_body_inv_inertia[a])
+        world_inverse_inertia(rot, body_inv_inertia_local[b], work_att_body_inv_inertia[a])
         kb = work_att_kb[a]
         _point_inverse_mass(body_inv_mass[b], work_att_body_inv_inertia[a],
                             work_att_lever[a, 0], work_att_lever[a, 1], work_att_lever[a, 2], kb)
