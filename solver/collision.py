@@ -18,9 +18,9 @@ Contacts are written in increasing key order: key = a * (N + S) + b for a body
 pair a < b and key = a * (N + S) + N + s for body a against static collider s.
 """
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from .math3d import JIT
+from .math3d import JIT, JIT_PARALLEL
 from .model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
 from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_plane_depth,
                           ellipsoid_tube_depth, ellipsoids_separated_into, minimise_width_gap, new_separation_scratch,
@@ -97,80 +97,114 @@ def _static_contact(kind, point, normal, u, v, size, center, shape, bounding_rad
 
 
 @njit(**JIT)
-def collide(model, state, ws, n_pairs):
-    """Write contacts for all candidate pairs and static colliders. Returns count, or -1 on overflow."""
+def _collide_pair_range(model, state, ws, start, end):
+    """Depth, normal and point of pairs start..end into ws.pair_depth/normal/point (-inf: no contact)."""
+    n = model.n_bodies
+    stride = n + model.static_kind.shape[0]
+    position = state.position
+    cache_count = state.cache_count[0]
+    cache_key = state.cache_key
+    normal = np.empty(3)
+    half_a = np.empty(3)
+    half_b = np.empty(3)
+    sep_scratch, sep_chain, sep_lengths, sep_remainder = new_separation_scratch()
+    # pair keys rise through the range and the cache is sorted: one search, then a merge walk
+    cursor = np.searchsorted(cache_key[:cache_count], ws.pair_a[start] * stride + ws.pair_b[start]) if end > start else 0
+    for p in range(start, end):
+        ws.pair_depth[p] = -np.inf
+        i = ws.pair_a[p]
+        j = ws.pair_b[p]
+        ca = position[i]
+        cb = position[j]
+        dx = cb[0] - ca[0]
+        dy = cb[1] - ca[1]
+        dz = cb[2] - ca[2]
+        reach_a = ws.reach[i]
+        reach_b = ws.reach[j]
+        reach = reach_a + reach_b
+        extent = model.bounding_radius[i] + model.bounding_radius[j] + reach
+        if dx * dx + dy * dy + dz * dz > extent * extent:
+            continue
+        key = i * stride + j
+        while cursor < cache_count and cache_key[cursor] < key:
+            cursor += 1
+        if cursor < cache_count and cache_key[cursor] == key:
+            # touching last substep: the warm-started depth decides, the pre-tests would pass anyway
+            # (Newton called directly with scalars: passing array views costs more than it computes)
+            cn = state.cache_normal
+            depth, nx, ny, nz = minimise_width_gap(ws.shape[i], ws.shape[j], dx, dy, dz, cn[cursor, 0],
+                                                   cn[cursor, 1], cn[cursor, 2])
+        else:
+            for k in range(3):
+                half_a[k] = model.semi_axes[i, k] + reach_a
+                half_b[k] = model.semi_axes[j, k] + reach_b
+            if not boxes_overlap(ca, ws.rotation[i], half_a, cb, ws.rotation[j], half_b):
+                continue
+            # the width gap along the centre line bounds the depth from above
+            distance = np.sqrt(dx * dx + dy * dy + dz * dz)
+            if distance > 0.0 and width_gap_along(ca, ws.shape[i], cb, ws.shape[j], dx / distance,
+                                                  dy / distance, dz / distance) < -reach:
+                continue
+            inflate_a = 1.0 + reach_a / model.semi_axes[i].min()
+            inflate_b = 1.0 + reach_b / model.semi_axes[j].min()
+            if ellipsoids_separated_into(ca, ws.rotation[i], model.semi_axes[i], cb, ws.rotation[j],
+                                         model.semi_axes[j], inflate_a, inflate_b, sep_scratch, sep_chain,
+                                         sep_lengths, sep_remainder):
+                continue
+            normal[:] = 0.0
+            depth = ellipsoid_ellipsoid_depth(ca, ws.shape[i], ws.rotation[i], cb, ws.shape[j], ws.rotation[j],
+                                              normal, normal)
+            nx, ny, nz = normal[0], normal[1], normal[2]
+        if depth < -reach:
+            continue
+        pax, pay, paz = support_point(ca, ws.shape[i], nx, ny, nz, 1.0)
+        pbx, pby, pbz = support_point(cb, ws.shape[j], nx, ny, nz, -1.0)
+        ws.pair_depth[p] = depth
+        ws.pair_normal[p, 0] = nx
+        ws.pair_normal[p, 1] = ny
+        ws.pair_normal[p, 2] = nz
+        ws.pair_point[p, 0] = 0.5 * (pax + pbx)
+        ws.pair_point[p, 1] = 0.5 * (pay + pby)
+        ws.pair_point[p, 2] = 0.5 * (paz + pbz)
+
+
+@njit(**JIT_PARALLEL)
+def _collide_pairs(model, state, ws, n_pairs, chunks):
+    """All body pairs, in parallel chunks (each pair's result has its own slot)."""
+    chunks = min(n_pairs, chunks)
+    for chunk in prange(chunks):
+        _collide_pair_range(model, state, ws, chunk * n_pairs // chunks, (chunk + 1) * n_pairs // chunks)
+
+
+@njit(**JIT)
+def collide(model, state, ws, n_pairs, threads):
+    """Write contacts for all candidate pairs and static colliders. Returns count, or -1 on overflow.
+
+    Pairs are collided in parallel (a few chunks per thread, for balance); contacts
+    are then written in key order, each body's pairs followed by its static colliders.
+    """
+    _collide_pairs(model, state, ws, n_pairs, 4 * threads)
     n = model.n_bodies
     n_static = model.static_kind.shape[0]
     stride = n + n_static
     position = state.position
     capacity = ws.contact_key.shape[0]
-    cache_count = state.cache_count[0]
-    cache_key = state.cache_key
-    cursor = 0  # merge position in the cache
     count = 0
-    normal = np.empty(3)
     scratch = np.empty(6)
-    half_a = np.empty(3)
-    half_b = np.empty(3)
-    sep_scratch, sep_chain, sep_lengths, sep_remainder = new_separation_scratch()
     p = 0
     for i in range(n):
         # pairs (i, j), j increasing
         while p < n_pairs and ws.pair_a[p] == i:
-            j = ws.pair_b[p]
+            if ws.pair_depth[p] != -np.inf:
+                if count >= capacity:
+                    return -1
+                normal = ws.pair_normal[p]
+                point = ws.pair_point[p]
+                _emit(ws.contact_a, ws.contact_b, ws.contact_key, ws.contact_normal, ws.contact_point,
+                      ws.contact_depth, count, i, ws.pair_b[p], i * stride + ws.pair_b[p], normal[0], normal[1],
+                      normal[2], point[0], point[1], point[2], ws.pair_depth[p])
+                count += 1
             p += 1
-            ca = position[i]
-            cb = position[j]
-            dx = cb[0] - ca[0]
-            dy = cb[1] - ca[1]
-            dz = cb[2] - ca[2]
-            reach_a = ws.reach[i]
-            reach_b = ws.reach[j]
-            reach = reach_a + reach_b
-            extent = model.bounding_radius[i] + model.bounding_radius[j] + reach
-            if dx * dx + dy * dy + dz * dz > extent * extent:
-                continue
-            key = i * stride + j
-            # pair keys rise through the loop and the cache is sorted: one merge walk finds them all
-            while cursor < cache_count and cache_key[cursor] < key:
-                cursor += 1
-            if cursor < cache_count and cache_key[cursor] == key:
-                # touching last substep: the warm-started depth decides, the pre-tests would pass anyway
-                # (Newton called directly with scalars: passing array views costs more than it computes)
-                cn = state.cache_normal
-                depth, nx, ny, nz = minimise_width_gap(ws.shape[i], ws.shape[j], dx, dy, dz, cn[cursor, 0],
-                                                       cn[cursor, 1], cn[cursor, 2])
-            else:
-                for k in range(3):
-                    half_a[k] = model.semi_axes[i, k] + reach_a
-                    half_b[k] = model.semi_axes[j, k] + reach_b
-                if not boxes_overlap(ca, ws.rotation[i], half_a, cb, ws.rotation[j], half_b):
-                    continue
-                # the width gap along the centre line bounds the depth from above
-                distance = np.sqrt(dx * dx + dy * dy + dz * dz)
-                if distance > 0.0 and width_gap_along(ca, ws.shape[i], cb, ws.shape[j], dx / distance,
-                                                      dy / distance, dz / distance) < -reach:
-                    continue
-                inflate_a = 1.0 + reach_a / model.semi_axes[i].min()
-                inflate_b = 1.0 + reach_b / model.semi_axes[j].min()
-                if ellipsoids_separated_into(ca, ws.rotation[i], model.semi_axes[i], cb, ws.rotation[j],
-                                             model.semi_axes[j], inflate_a, inflate_b, sep_scratch, sep_chain,
-                                             sep_lengths, sep_remainder):
-                    continue
-                normal[:] = 0.0
-                depth = ellipsoid_ellipsoid_depth(ca, ws.shape[i], ws.rotation[i], cb, ws.shape[j], ws.rotation[j],
-                                                  normal, normal)
-                nx, ny, nz = normal[0], normal[1], normal[2]
-            if depth < -reach:
-                continue
-            if count >= capacity:
-                return -1
-            pax, pay, paz = support_point(ca, ws.shape[i], nx, ny, nz, 1.0)
-            pbx, pby, pbz = support_point(cb, ws.shape[j], nx, ny, nz, -1.0)
-            _emit(ws.contact_a, ws.contact_b, ws.contact_key, ws.contact_normal, ws.contact_point,
-                  ws.contact_depth, count, i, j, key, nx, ny, nz,
-                  0.5 * (pax + pbx), 0.5 * (pay + pby), 0.5 * (paz + pbz), depth)
-            count += 1
         # static colliders only matter for dynamic bodies
         if model.inv_mass[i] == 0.0:
             continue

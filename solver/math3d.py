@@ -8,6 +8,9 @@ from numba import njit
 # Reassociation and contraction let LLVM vectorise and fuse the solver loops (about 4x
 # faster); NaN and infinity semantics stay strict so divergence checks keep working.
 JIT = dict(cache=True, nogil=True, fastmath={"contract", "reassoc", "arcp", "nsz"}, error_model="numpy")
+# kernels with prange loops; callers must not run two of them at once from different threads
+# (numba's workqueue threading layer, used inside Blender, is not re-entrant)
+JIT_PARALLEL = dict(JIT, parallel=True)
 
 
 @njit(**JIT, inline="always")

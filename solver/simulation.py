@@ -1,6 +1,9 @@
 """Simulation: builds Model, State and work buffers from a Scene and advances them."""
 from __future__ import annotations
 
+import threading
+
+import numba
 import numpy as np
 
 from .broadphase import find_pairs
@@ -13,6 +16,12 @@ from .state import (IMPULSE_WIDTH, BodyState, copy_body_state, grow_cache, new_b
                     new_workspace)
 from .step import (CONTACT_OVERFLOW, DIVERGED, OK, PAIR_OVERFLOW, PHASES, Settings, record_step_statistics,
                    run_substeps, run_substeps_with_ropes)
+
+
+# Parallel kernels must not be entered from two threads at once (numba's workqueue threading
+# layer, the one the add-on uses, is not re-entrant): simulations in different threads take turns.
+_KERNEL_LOCK = threading.Lock()
+MAX_DEFAULT_THREADS = 8  # more slabs put more contacts in the serial boundary class
 
 
 class SimulationCancelled(RuntimeError):
@@ -84,13 +93,17 @@ class Simulation:
     slop: overlap left alone, in metres (default 0.2% of the smallest semi-axis).
     restitution_threshold: normal approach speed (m/s) below which contacts do not bounce.
     linear_damping, angular_damping: velocity damping rates (1/s).
+    threads: the contact solve splits the bodies into this many slabs along x
+        and solves them in parallel (default: numba's thread count, capped at
+        8). Results depend on this number, not on the machine: the same
+        scene and settings give the same run with 1 or 16 cores.
     overlap_tolerance: initial overlaps deeper than this fraction of the smaller
         body's smallest semi-axis raise ValueError; None disables the check.
     """
 
     def __init__(self, scene, dt=1.0 / 240.0, iterations=12, position_iterations=6, margin=None, pair_skin=None,
                  baumgarte=0.3, slop=None, restitution_threshold=0.2, linear_damping=0.0, angular_damping=0.0,
-                 overlap_tolerance=0.05):
+                 overlap_tolerance=0.05, threads=None):
         if not (np.isfinite(dt) and dt > 0):
             raise ValueError(f"Simulation: dt must be positive, got {dt!r}")
         if int(iterations) < 1:
@@ -105,15 +118,18 @@ class Simulation:
         pair_skin = 0.25 * smallest if pair_skin is None else float(pair_skin)
         if not (np.isfinite(pair_skin) and pair_skin >= 0.0):
             raise ValueError(f"Simulation: pair_skin must be >= 0, got {pair_skin!r}")
+        threads = min(numba.get_num_threads(), MAX_DEFAULT_THREADS) if threads is None else threads
+        if int(threads) != threads or threads < 1:
+            raise ValueError(f"Simulation: threads must be a positive integer, got {threads!r}")
         self.settings = Settings(
             iterations=int(iterations), position_iterations=int(position_iterations), margin=margin,
             pair_skin=pair_skin, baumgarte=float(baumgarte), slop=slop,
             restitution_threshold=float(restitution_threshold),
-            linear_damping=float(linear_damping), angular_damping=float(angular_damping))
+            linear_damping=float(linear_damping), angular_damping=float(angular_damping), threads=int(threads))
         self._contact_capacity = max(64, 8 * n)
         self._pair_capacity = max(64, 16 * n)
         self._bodies = new_body_state(scene.bodies, self._contact_capacity)
-        self._ws = new_workspace(n, self._pair_capacity, self._contact_capacity, len(PHASES))
+        self._ws = self._new_workspace()
         # ROPE HOOK: build rope model/state from scene.ropes
         self._rope_model, self._rope_state = build_ropes(scene.ropes, n_bodies=n,
                                                          material_friction=self.model.material_friction)
@@ -182,11 +198,12 @@ class Simulation:
         snapshot = copy_body_state(self._bodies)
         rope_snapshot = copy_rope_state(self._rope_state) if self.scene.ropes else None
         while True:
-            if self.scene.ropes:
-                status = run_substeps_with_ropes(self.model, self._bodies, ws, self.settings, h, substeps,
-                                                 self._rope_model, self._rope_state)
-            else:
-                status = run_substeps(self.model, self._bodies, ws, self.settings, h, substeps)
+            with _KERNEL_LOCK:
+                if self.scene.ropes:
+                    status = run_substeps_with_ropes(self.model, self._bodies, ws, self.settings, h, substeps,
+                                                     self._rope_model, self._rope_state)
+                else:
+                    status = run_substeps(self.model, self._bodies, ws, self.settings, h, substeps)
             if status == OK:
                 break
             if status == DIVERGED:
@@ -201,8 +218,7 @@ class Simulation:
                 self._pair_capacity *= 2
             elif status == CONTACT_OVERFLOW:
                 self._contact_capacity *= 2
-            self._ws = ws = new_workspace(self.model.n_bodies, self._pair_capacity, self._contact_capacity,
-                                          len(PHASES))
+            self._ws = ws = self._new_workspace()
             self._bodies = grow_cache(copy_body_state(snapshot), self._contact_capacity)
             if rope_snapshot is not None:
                 restore_rope_state(self._rope_state, rope_snapshot)
@@ -230,6 +246,10 @@ class Simulation:
         recording.stats["kinetic_energy"][frame] = self.stats["kinetic_energy"]
         recording.stats["phase_seconds"][frame] = [self.stats["phase_seconds"][p] for p in PHASES]
 
+    def _new_workspace(self):
+        return new_workspace(self.model.n_bodies, self._pair_capacity, self._contact_capacity, len(PHASES),
+                             self.settings.threads)
+
     def _check_initial_overlaps(self, tolerance: float) -> None:
         """Raise ValueError naming the first pair that starts overlapping beyond tolerance."""
         model, ws = self.model, self._ws
@@ -237,12 +257,13 @@ class Simulation:
         while True:
             n_pairs = find_pairs(self._bodies.position, ws.half_extent, model.inv_mass >= 0.0, ws.cell,
                                  ws.bucket_start, ws.bucket_body, ws.bucket_fill, ws.pair_a, ws.pair_b)
-            count = collide(model, self._bodies, ws, n_pairs) if n_pairs >= 0 else -1
+            with _KERNEL_LOCK:
+                count = collide(model, self._bodies, ws, n_pairs, self.settings.threads) if n_pairs >= 0 else -1
             if count >= 0:
                 break
             self._pair_capacity *= 2
             self._contact_capacity *= 2
-            self._ws = ws = new_workspace(model.n_bodies, self._pair_capacity, self._contact_capacity, len(PHASES))
+            self._ws = ws = self._new_workspace()
             self._bodies = grow_cache(self._bodies, self._contact_capacity)
             update_body_frames(model, self._bodies, ws, 0.0, 0.0)
         n_planes = len(self.scene.planes)

@@ -47,6 +47,9 @@ class Workspace(NamedTuple):
     pair_origin: np.ndarray       # (N, 3) positions when the pair list was built
     pair_extent: np.ndarray       # (N, 3) box half sizes plus skin used for that build
     pair_list: np.ndarray         # (2,) int64: pairs in the list, 1 if it may be reused
+    pair_depth: np.ndarray        # (P,) narrow-phase result per pair, -inf if no contact
+    pair_normal: np.ndarray       # (P, 3)
+    pair_point: np.ndarray        # (P, 3)
     contact_a: np.ndarray         # (C,) int64 body index, or -1 - static id
     contact_b: np.ndarray         # (C,) int64 body index
     contact_key: np.ndarray       # (C,) int64
@@ -56,6 +59,22 @@ class Workspace(NamedTuple):
     contact_impulse: np.ndarray   # (C, 6) accumulated impulses along this substep's frame
     contact_pseudo: np.ndarray    # (C,) accumulated split impulse
     contact_row: np.ndarray       # (C, ROW_WIDTH) Jacobians, masses, targets (see contact_solver)
+    # solve order (see solve_order): rows, impulses and solve_* velocities are indexed by slot / solve index
+    slab_bounds: np.ndarray       # (slabs - 1,) split positions along x, kept between substeps
+    body_slab: np.ndarray         # (N,) int64 slab of each body
+    solve_body: np.ndarray        # (N,) int64 body -> solve index
+    solve_origin: np.ndarray      # (N,) int64 solve index -> body
+    body_colours: np.ndarray      # (N,) int64 bit mask of colours used at each body
+    solve_linear: np.ndarray      # (N, 3) velocities in solve numbering
+    solve_angular: np.ndarray     # (N, 3)
+    solve_pseudo_linear: np.ndarray   # (N, 3) split-impulse velocities in solve numbering
+    solve_pseudo_angular: np.ndarray  # (N, 3)
+    contact_slot: np.ndarray      # (C,) int64 contact -> slot
+    slot_contact: np.ndarray      # (C,) int64 slot -> contact
+    slot_a: np.ndarray            # (C,) int64 solve index of body A, or -1 - static id
+    slot_b: np.ndarray            # (C,) int64 solve index of body B
+    slot_cache: np.ndarray        # (C,) int64 row of last substep's cache, -1 if new
+    slab_start: np.ndarray        # (slabs + 2,) int64 first slot of each slab, the boundary class, the end
     counters: np.ndarray          # (4,) int64: pairs, contacts, overflow flag, diverged body
     phase_seconds: np.ndarray     # (N_PHASES,)
     step_stats: np.ndarray        # (2,) after the last substep: max penetration, kinetic energy
@@ -99,7 +118,8 @@ def hash_table_size(n_bodies: int) -> int:
     return size
 
 
-def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_phases: int) -> Workspace:
+def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_phases: int,
+                  slabs: int) -> Workspace:
     n = n_bodies
     c = contact_capacity
     table = hash_table_size(n)
@@ -109,11 +129,19 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         cell=np.zeros((n, 3), dtype=np.int64), bucket_start=np.zeros(table + 1, dtype=np.int64),
         bucket_body=np.zeros(n, dtype=np.int64), bucket_fill=np.zeros(table, dtype=np.int64),
         pair_a=np.zeros(pair_capacity, dtype=np.int64), pair_b=np.zeros(pair_capacity, dtype=np.int64),
-        pair_origin=np.zeros((n, 3)), pair_extent=np.zeros((n, 3)), pair_list=np.zeros(2, dtype=np.int64),
+        pair_depth=np.zeros(pair_capacity), pair_normal=np.zeros((pair_capacity, 3)),
+        pair_point=np.zeros((pair_capacity, 3)), pair_origin=np.zeros((n, 3)), pair_extent=np.zeros((n, 3)), pair_list=np.zeros(2, dtype=np.int64),
         contact_a=np.zeros(c, dtype=np.int64), contact_b=np.zeros(c, dtype=np.int64),
         contact_key=np.zeros(c, dtype=np.int64), contact_normal=np.zeros((c, 3)),
         contact_point=np.zeros((c, 3)), contact_depth=np.zeros(c),
         contact_impulse=np.zeros((c, 6)), contact_pseudo=np.zeros(c),
         contact_row=np.zeros((c, ROW_WIDTH)),
+        slab_bounds=np.full(slabs - 1, np.inf), body_slab=np.zeros(n, dtype=np.int64), solve_body=np.zeros(n, dtype=np.int64),
+        solve_origin=np.zeros(n, dtype=np.int64), body_colours=np.zeros(n, dtype=np.int64),
+        solve_linear=np.zeros((n, 3)), solve_angular=np.zeros((n, 3)),
+        solve_pseudo_linear=np.zeros((n, 3)), solve_pseudo_angular=np.zeros((n, 3)),
+        contact_slot=np.zeros(c, dtype=np.int64), slot_contact=np.zeros(c, dtype=np.int64),
+        slot_a=np.zeros(c, dtype=np.int64), slot_b=np.zeros(c, dtype=np.int64),
+        slot_cache=np.zeros(c, dtype=np.int64), slab_start=np.zeros(slabs + 2, dtype=np.int64),
         counters=np.zeros(4, dtype=np.int64), phase_seconds=np.zeros(n_phases), step_stats=np.zeros(2),
     )

@@ -3,7 +3,8 @@
 1. forces      gravity, damping, kinematic tracks; body frames and AABBs
 2. broad_phase uniform hashed grid -> candidate pairs (reused while bodies stay within a skin)
 3. narrow_phase pre-tests, exact depth and normal -> contacts
-4. contact_solve prepare, warm start, sequential impulses, split impulses, store
+4. contact_solve solve order (slabs, colours), prepare, warm start, sequential impulses,
+                split impulses, store
 5. ropes       (ROPE HOOK) rope internal constraints, pins, attachments, contacts
 6. integrate   positions and orientations; non-finite check
 
@@ -27,6 +28,7 @@ from .integrate import (first_non_finite_body, integrate_positions, kinetic_ener
 from .math3d import JIT
 from .rope_contacts import rope_collide
 from .rope_kernels import first_non_finite_rope, rope_substep
+from .solve_order import assign_slabs, gather_velocities, order_contacts, scatter_velocities
 
 # The phase clock's one-line object-mode block holds the GIL for about a microsecond per read;
 # numba warns that such code cannot run in parallel, which is expected and harmless here.
@@ -48,6 +50,7 @@ class Settings(NamedTuple):
     restitution_threshold: float
     linear_damping: float
     angular_damping: float
+    threads: int              # slabs of the contact solve that run in parallel (see solve_order)
 
 
 @njit(cache=True, nogil=True)
@@ -69,27 +72,36 @@ def _body_phases(model, state, ws, settings, h, dynamic):
     if n_pairs < 0:
         return PAIR_OVERFLOW
     t2 = _clock()
-    n_contacts = collide(model, state, ws, n_pairs)
+    n_contacts = collide(model, state, ws, n_pairs, settings.threads)
     if n_contacts < 0:
         return CONTACT_OVERFLOW
     t3 = _clock()
-    prepare_contacts(ws.contact_a, ws.contact_b, ws.contact_normal, ws.contact_point, ws.contact_depth,
-                     ws.contact_row, state.position, state.linear_velocity, state.angular_velocity,
-                     model.inv_mass, ws.inv_inertia_world, model.body_material, model.static_material,
-                     model.material_friction, model.material_rolling, model.material_spinning,
-                     model.material_restitution, n_contacts, h)
-    warm_start(ws.contact_key, ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_impulse,
-               state.cache_key, state.cache_impulse, state.cache_count[0], state.linear_velocity,
-               state.angular_velocity, n_contacts)
-    solve_velocities(ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_impulse, state.linear_velocity,
-                     state.angular_velocity, n_contacts, settings.iterations)
-    apply_restitution(ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_impulse, state.linear_velocity,
-                      state.angular_velocity, n_contacts, settings.restitution_threshold)
-    solve_penetration(ws.contact_a, ws.contact_b, ws.contact_row, ws.contact_depth, ws.contact_pseudo,
-                      ws.pseudo_linear, ws.pseudo_angular, n_contacts, settings.position_iterations, h,
+    slabs = settings.threads
+    assign_slabs(state.position, dynamic, slabs, ws)
+    order_contacts(ws.contact_a, ws.contact_b, ws.contact_key, n_contacts, dynamic, slabs, state.cache_key,
+                   state.cache_count[0], ws)
+    prepare_contacts(ws.slot_contact, ws.contact_a, ws.contact_b, ws.contact_normal, ws.contact_point,
+                     ws.contact_depth, ws.contact_row, state.position, state.linear_velocity,
+                     state.angular_velocity, model.inv_mass, ws.inv_inertia_world, model.body_material,
+                     model.static_material, model.material_friction, model.material_rolling,
+                     model.material_spinning, model.material_restitution, n_contacts, h)
+    gather_velocities(ws.solve_origin, state.linear_velocity, state.angular_velocity, ws.solve_linear,
+                      ws.solve_angular)
+    warm_start(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.slot_cache, ws.contact_row, ws.contact_impulse,
+               state.cache_impulse, ws.solve_linear, ws.solve_angular)
+    solve_velocities(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_impulse,
+                     ws.solve_linear, ws.solve_angular, settings.iterations)
+    apply_restitution(ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_impulse, ws.solve_linear, ws.solve_angular,
+                      n_contacts, settings.restitution_threshold)
+    solve_penetration(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_pseudo,
+                      ws.solve_pseudo_linear, ws.solve_pseudo_angular, n_contacts, settings.position_iterations, h,
                       settings.baumgarte, settings.slop)
-    store_impulses(ws.contact_key, ws.contact_normal, ws.contact_row, ws.contact_impulse, state.cache_key,
-                   state.cache_normal, state.cache_impulse, state.cache_count, n_contacts)
+    scatter_velocities(ws.solve_origin, ws.solve_linear, ws.solve_angular, state.linear_velocity,
+                       state.angular_velocity)
+    scatter_velocities(ws.solve_origin, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.pseudo_linear,
+                       ws.pseudo_angular)
+    store_impulses(ws.contact_slot, ws.contact_key, ws.contact_normal, ws.contact_row, ws.contact_impulse,
+                   state.cache_key, state.cache_normal, state.cache_impulse, state.cache_count, n_contacts)
     t4 = _clock()
     times[0] += t1 - t0
     times[1] += t2 - t1

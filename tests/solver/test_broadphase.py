@@ -34,7 +34,7 @@ def test_find_pairs_matches_all_pairs_sorted_and_unique():
     for trial in range(20):
         n = int(rng.integers(2, 400))
         position, half_extent, dynamic = random_boxes(rng, n, box_side=float(rng.uniform(0.2, 1.5)))
-        ws = new_workspace(n, 64 * n, 8, 6)
+        ws = new_workspace(n, 64 * n, 8, 6, 1)
         count = find_pairs(position, half_extent, dynamic, ws.cell, ws.bucket_start, ws.bucket_body,
                            ws.bucket_fill, ws.pair_a, ws.pair_b)
         pairs = listed_pairs(ws, count)
@@ -46,7 +46,7 @@ def test_find_pairs_matches_all_pairs_sorted_and_unique():
 def test_find_pairs_reports_a_full_buffer():
     position = np.zeros((5, 3))
     half_extent = np.full((5, 3), 0.1)
-    ws = new_workspace(5, 3, 8, 6)  # 10 pairs overlap, room for 3
+    ws = new_workspace(5, 3, 8, 6, 1)  # 10 pairs overlap, room for 3
     assert find_pairs(position, half_extent, np.ones(5, dtype=np.bool_), ws.cell, ws.bucket_start,
                       ws.bucket_body, ws.bucket_fill, ws.pair_a, ws.pair_b) == -1
 
@@ -56,7 +56,7 @@ def test_reused_pair_list_holds_every_overlap_while_bodies_stay_within_the_skin(
     rng = np.random.default_rng(11)
     n, skin = 300, 0.01
     position, half_extent, dynamic = random_boxes(rng, n, box_side=0.8)
-    ws = new_workspace(n, 64 * n, 8, 6)
+    ws = new_workspace(n, 64 * n, 8, 6, 1)
     reused = rebuilt = 0
     for step in range(60):
         before = ws.pair_origin.copy()

@@ -1,0 +1,186 @@
+"""Solve order of the contact solver: spatial slabs run on threads, colours keep each thread busy.
+
+Sequential impulses are Gauss-Seidel: a contact reads and writes the velocities
+of its two bodies, so two contacts may run at the same time only if they share
+no dynamic body.
+
+* Slabs. The dynamic bodies are split into ``slabs`` bands of about equal count
+  along x. A contact whose dynamic bodies lie in one slab belongs to that slab;
+  the few that join two slabs form a last, boundary class. The slabs' contacts
+  run in parallel, one slab per thread, and touch disjoint bodies; the boundary
+  class runs alone after them, in every sweep. The result depends on the number
+  of slabs, never on how many threads run them.
+* Colours. Inside a class, contacts are ordered by a greedy colouring (no two
+  contacts of one colour share a dynamic body). In key order, neighbouring
+  contacts share body A and each waits for the previous one's velocity update;
+  in colour order the CPU overlaps them (measured: 25-30% less time per sweep).
+* Renumbering. The solver works on a copy of the velocities in which every
+  slab's bodies are contiguous. With the bodies' own numbering, threads write
+  neighbouring entries of the same cache lines, and two threads were no faster
+  than one (measured).
+
+Rows and impulses are stored in solve order (slot s); ``slot_contact[s]`` is the
+contact (in key order) a slot holds and ``contact_slot`` the inverse.
+"""
+import numpy as np
+from numba import njit
+
+from .math3d import JIT
+
+HISTOGRAM_BINS = 1024   # resolution of the equal-count split along x
+SLAB_IMBALANCE = 1.25   # a slab may hold this many times its share of dynamic bodies before the split moves
+COLOURS = 64            # colours tracked per body (one bit each); later contacts share the last bucket
+
+
+@njit(**JIT)
+def _equal_count_bounds(position, dynamic, n_dynamic, bounds):
+    """Split positions along x that leave about n_dynamic / slabs dynamic bodies in each slab."""
+    slabs = bounds.shape[0] + 1
+    lo = np.inf
+    hi = -np.inf
+    for i in range(position.shape[0]):
+        if dynamic[i]:
+            lo = min(lo, position[i, 0])
+            hi = max(hi, position[i, 0])
+    width = (hi - lo) / HISTOGRAM_BINS
+    histogram = np.zeros(HISTOGRAM_BINS, dtype=np.int64)
+    for i in range(position.shape[0]):
+        if dynamic[i]:
+            # clamped, so even a non-finite position lands in a bin
+            histogram[max(0, min(int((position[i, 0] - lo) / width) if width > 0.0 else 0, HISTOGRAM_BINS - 1))] += 1
+    seen = 0
+    slab = 0
+    for k in range(HISTOGRAM_BINS):
+        seen += histogram[k]
+        while slab < slabs - 1 and seen * slabs >= (slab + 1) * n_dynamic:
+            bounds[slab] = lo + (k + 1) * width
+            slab += 1
+    while slab < slabs - 1:
+        bounds[slab] = np.inf
+        slab += 1
+
+
+@njit(**JIT, inline="always")
+def _slab_of(x, bounds):
+    slab = 0
+    while slab < bounds.shape[0] and x >= bounds[slab]:
+        slab += 1
+    return slab
+
+
+@njit(**JIT)
+def assign_slabs(position, dynamic, slabs, ws):
+    """Slab of each body and the solve numbering (ws.body_slab, ws.solve_body, ws.solve_origin).
+
+    The split positions (ws.slab_bounds) are kept from substep to substep and
+    recomputed only when a slab holds more than SLAB_IMBALANCE times its share:
+    a body that changes slab changes the solve order of its contacts, and a
+    settled pile whose order changed every substep kept jittering (measured: its
+    kinetic energy stayed 300 times higher). Bodies that are not dynamic take
+    slab 0: the solver never changes their velocities, so they constrain no slab.
+    """
+    n = position.shape[0]
+    n_dynamic = 0
+    for i in range(n):
+        if dynamic[i]:
+            n_dynamic += 1
+    fill = np.zeros(slabs + 1, dtype=np.int64)
+    bounds = ws.slab_bounds
+    for attempt in range(2):
+        fill[:] = 0
+        for i in range(n):
+            s = _slab_of(position[i, 0], bounds) if dynamic[i] else 0
+            ws.body_slab[i] = s
+            fill[s + 1] += 1
+        largest = 0
+        for s in range(slabs):
+            largest = max(largest, fill[s + 1] - (n - n_dynamic if s == 0 else 0))
+        if attempt == 1 or largest * slabs <= SLAB_IMBALANCE * n_dynamic + slabs:
+            break
+        _equal_count_bounds(position, dynamic, n_dynamic, bounds)
+    for s in range(slabs):
+        fill[s + 1] += fill[s]
+    for i in range(n):
+        s = ws.body_slab[i]
+        ws.solve_body[i] = fill[s]
+        ws.solve_origin[fill[s]] = i
+        fill[s] += 1
+
+
+@njit(**JIT)
+def order_contacts(contact_a, contact_b, contact_key, n_contacts, dynamic, slabs, cache_key, cache_count, ws):
+    """Slot of every contact: grouped by class (slabs, then boundary), colour order inside a class.
+
+    Also writes per slot the solve indices of both bodies (statics keep their
+    negative id), the warm-start cache row (-1 if the contact is new), and the
+    slot range of each class in ws.slab_start[0 : slabs + 2].
+    """
+    n_classes = slabs + 1
+    used = ws.body_colours
+    used[:] = 0
+    bucket = ws.contact_slot  # holds each contact's bucket until the slots are known
+    counts = np.zeros(n_classes * COLOURS + 1, dtype=np.int64)
+    for c in range(n_contacts):
+        a = contact_a[c]
+        b = contact_b[c]
+        a_moves = a >= 0 and dynamic[a]
+        b_moves = dynamic[b]
+        if a_moves and b_moves:
+            klass = ws.body_slab[b] if ws.body_slab[a] == ws.body_slab[b] else slabs
+        elif b_moves:
+            klass = ws.body_slab[b]
+        else:
+            klass = ws.body_slab[a] if a_moves else 0
+        mask = 0
+        if b_moves:
+            mask |= used[b]
+        if a_moves:
+            mask |= used[a]
+        colour = 0
+        while colour < COLOURS - 1 and (mask >> colour) & 1:
+            colour += 1
+        bit = np.int64(1) << colour
+        if b_moves:
+            used[b] |= bit
+        if a_moves:
+            used[a] |= bit
+        bucket[c] = klass * COLOURS + colour
+        counts[bucket[c] + 1] += 1
+    for k in range(n_classes * COLOURS):
+        counts[k + 1] += counts[k]
+    for k in range(n_classes + 1):
+        ws.slab_start[k] = counts[k * COLOURS]
+    cursor = 0
+    for c in range(n_contacts):
+        s = counts[bucket[c]]
+        counts[bucket[c]] += 1
+        ws.contact_slot[c] = s
+        ws.slot_contact[s] = c
+        a = contact_a[c]
+        ws.slot_a[s] = ws.solve_body[a] if a >= 0 else a
+        ws.slot_b[s] = ws.solve_body[contact_b[c]]
+        # contacts and cache are both sorted by key: one merge walk finds last substep's impulses
+        key = contact_key[c]
+        while cursor < cache_count and cache_key[cursor] < key:
+            cursor += 1
+        ws.slot_cache[s] = cursor if cursor < cache_count and cache_key[cursor] == key else -1
+
+
+@njit(**JIT)
+def gather_velocities(solve_origin, linear, angular, solve_linear, solve_angular):
+    """Velocities into solve numbering."""
+    for j in range(solve_origin.shape[0]):
+        i = solve_origin[j]
+        for k in range(3):
+            solve_linear[j, k] = linear[i, k]
+            solve_angular[j, k] = angular[i, k]
+
+
+@njit(**JIT)
+def scatter_velocities(solve_origin, solve_linear, solve_angular, linear, angular):
+    """Velocities back into body numbering."""
+    for j in range(solve_origin.shape[0]):
+        i = solve_origin[j]
+        for k in range(3):
+            linear[i, k] = solve_linear[j, k]
+            angular[i, k] = solve_angular[j, k]
