@@ -11,9 +11,9 @@ The pair list is built with boxes grown by a skin and reused across substeps
 the skin since the build; a settled pile rebuilds rarely.
 """
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from .math3d import JIT
+from .math3d import JIT, JIT_PARALLEL
 
 # large primes of Teschner et al. (2003) for spatial hashing
 _P1, _P2, _P3 = 73856093, 19349663, 83492791
@@ -39,12 +39,79 @@ def _neighbour_range(x, reach, c, inv_cell):
 
 
 @njit(**JIT)
-def find_pairs(position, half_extent, dynamic, cell, bucket_start, bucket_body, bucket_fill, pair_a, pair_b):
+def _pairs_of_bodies(first_body, end_body, position, half_extent, dynamic, cell, bucket_start, bucket_body,
+                     cell_size, pair_a, pair_b, start, stop):
+    """Pairs (i, j > i) of bodies first_body..end_body into pair slots start..stop, sorted.
+
+    Returns the slot after the last pair written, or -1 if the slots ran out.
+    """
+    mask = bucket_start.shape[0] - 2
+    inv = 1.0 / cell_size
+    largest = 0.5 * cell_size
+    count = start
+    for i in range(first_body, end_body):
+        first = count
+        # a partner's centre lies within half_extent[i] + largest of ours on each axis:
+        # visit a neighbouring cell only if that range reaches into it
+        x_lo, x_hi = _neighbour_range(position[i, 0], half_extent[i, 0] + largest, cell[i, 0], inv)
+        y_lo, y_hi = _neighbour_range(position[i, 1], half_extent[i, 1] + largest, cell[i, 1], inv)
+        z_lo, z_hi = _neighbour_range(position[i, 2], half_extent[i, 2] + largest, cell[i, 2], inv)
+        for ox in range(x_lo, x_hi + 1):
+            for oy in range(y_lo, y_hi + 1):
+                for oz in range(z_lo, z_hi + 1):
+                    cx = cell[i, 0] + ox
+                    cy = cell[i, 1] + oy
+                    cz = cell[i, 2] + oz
+                    h = cell_hash(cx, cy, cz, mask)
+                    for k in range(bucket_start[h], bucket_start[h + 1]):
+                        j = bucket_body[k]
+                        if j <= i or not (dynamic[i] or dynamic[j]):
+                            continue
+                        # hash collisions: keep only bodies really in this cell
+                        if cell[j, 0] != cx or cell[j, 1] != cy or cell[j, 2] != cz:
+                            continue
+                        if (abs(position[i, 0] - position[j, 0]) > half_extent[i, 0] + half_extent[j, 0]
+                                or abs(position[i, 1] - position[j, 1]) > half_extent[i, 1] + half_extent[j, 1]
+                                or abs(position[i, 2] - position[j, 2]) > half_extent[i, 2] + half_extent[j, 2]):
+                            continue
+                        if count >= stop:
+                            return -1
+                        pair_a[count] = i
+                        pair_b[count] = j
+                        count += 1
+        # insertion sort of this body's partners keeps the global (a, b) order
+        for k in range(first + 1, count):
+            value = pair_b[k]
+            m = k - 1
+            while m >= first and pair_b[m] > value:
+                pair_b[m + 1] = pair_b[m]
+                m -= 1
+            pair_b[m + 1] = value
+    return count
+
+
+@njit(**JIT_PARALLEL)
+def _pairs_in_chunks(position, half_extent, dynamic, cell, bucket_start, bucket_body, cell_size, pair_a, pair_b,
+                     chunk_end):
+    """Chunk k of the bodies writes its pairs into the k-th equal share of the pair buffers, in parallel."""
+    n = position.shape[0]
+    capacity = pair_a.shape[0]
+    chunks = chunk_end.shape[0]
+    for k in prange(chunks):
+        chunk_end[k] = _pairs_of_bodies(k * n // chunks, (k + 1) * n // chunks, position, half_extent, dynamic,
+                                        cell, bucket_start, bucket_body, cell_size, pair_a, pair_b,
+                                        k * capacity // chunks, (k + 1) * capacity // chunks)
+
+
+@njit(**JIT)
+def find_pairs(position, half_extent, dynamic, cell, bucket_start, bucket_body, bucket_fill, pair_a, pair_b, chunks):
     """Fill pair_a/pair_b with AABB-overlapping pairs (a < b, at least one dynamic).
 
     The cell size is the largest AABB's largest side, so overlapping boxes are
-    always in the same or adjacent cells. Returns the number of pairs, or -1 if
-    the pair buffers are too small.
+    always in the same or adjacent cells. The bodies are searched in ``chunks``
+    parallel chunks, each writing into its own share of the buffers; the shares
+    are then packed. Returns the number of pairs, or -1 if a share (and so
+    possibly the buffer) is too small.
     """
     n = position.shape[0]
     cell_size = 1e-12
@@ -72,52 +139,26 @@ def find_pairs(position, half_extent, dynamic, cell, bucket_start, bucket_body, 
         bucket_body[bucket_fill[h]] = i
         bucket_fill[h] += 1
 
-    count = 0
+    chunks = max(1, min(chunks, n))
+    chunk_end = np.empty(chunks, dtype=np.int64)
+    _pairs_in_chunks(position, half_extent, dynamic, cell, bucket_start, bucket_body, cell_size, pair_a, pair_b,
+                     chunk_end)
+    # pack the shares: chunks hold consecutive bodies, so the packed list stays sorted;
+    # every share moves left (or stays), so a forward copy never overwrites unread pairs
     capacity = pair_a.shape[0]
-    largest = 0.5 * cell_size
-    for i in range(n):
-        first = count
-        # a partner's centre lies within half_extent[i] + largest of ours on each axis:
-        # visit a neighbouring cell only if that range reaches into it
-        x_lo, x_hi = _neighbour_range(position[i, 0], half_extent[i, 0] + largest, cell[i, 0], inv)
-        y_lo, y_hi = _neighbour_range(position[i, 1], half_extent[i, 1] + largest, cell[i, 1], inv)
-        z_lo, z_hi = _neighbour_range(position[i, 2], half_extent[i, 2] + largest, cell[i, 2], inv)
-        for ox in range(x_lo, x_hi + 1):
-            for oy in range(y_lo, y_hi + 1):
-                for oz in range(z_lo, z_hi + 1):
-                    cx = cell[i, 0] + ox
-                    cy = cell[i, 1] + oy
-                    cz = cell[i, 2] + oz
-                    h = cell_hash(cx, cy, cz, mask)
-                    for k in range(bucket_start[h], bucket_start[h + 1]):
-                        j = bucket_body[k]
-                        if j <= i or not (dynamic[i] or dynamic[j]):
-                            continue
-                        # hash collisions: keep only bodies really in this cell
-                        if cell[j, 0] != cx or cell[j, 1] != cy or cell[j, 2] != cz:
-                            continue
-                        if (abs(position[i, 0] - position[j, 0]) > half_extent[i, 0] + half_extent[j, 0]
-                                or abs(position[i, 1] - position[j, 1]) > half_extent[i, 1] + half_extent[j, 1]
-                                or abs(position[i, 2] - position[j, 2]) > half_extent[i, 2] + half_extent[j, 2]):
-                            continue
-                        if count >= capacity:
-                            return -1
-                        pair_a[count] = i
-                        pair_b[count] = j
-                        count += 1
-        # insertion sort of this body's partners keeps the global (a, b) order
-        for k in range(first + 1, count):
-            value = pair_b[k]
-            m = k - 1
-            while m >= first and pair_b[m] > value:
-                pair_b[m + 1] = pair_b[m]
-                m -= 1
-            pair_b[m + 1] = value
+    count = 0
+    for k in range(chunks):
+        if chunk_end[k] < 0:
+            return -1
+        for p in range(k * capacity // chunks, chunk_end[k]):
+            pair_a[count] = pair_a[p]
+            pair_b[count] = pair_b[p]
+            count += 1
     return count
 
 
 @njit(**JIT)
-def update_pairs(position, half_extent, dynamic, skin, ws):
+def update_pairs(position, half_extent, dynamic, skin, ws, chunks):
     """Candidate pairs for this substep in ws.pair_a/pair_b: the last list if still valid, else a new one.
 
     A list built from boxes grown by ``skin`` holds every pair whose current
@@ -142,7 +183,7 @@ def update_pairs(position, half_extent, dynamic, skin, ws):
             origin[i, k] = position[i, k]
             built[i, k] = half_extent[i, k] + skin
     count = find_pairs(position, built, dynamic, ws.cell, ws.bucket_start, ws.bucket_body, ws.bucket_fill,
-                       ws.pair_a, ws.pair_b)
+                       ws.pair_a, ws.pair_b, chunks)
     ws.pair_list[0] = count
     ws.pair_list[1] = 1 if count >= 0 else 0
     return count

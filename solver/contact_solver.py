@@ -27,7 +27,7 @@ fully parallel.
 import numpy as np
 from numba import njit, prange
 
-from .math3d import JIT, JIT_PARALLEL, cross, mat_vec, orthonormal_basis
+from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, cross, mat_vec, orthonormal_basis
 
 # layout of ws.contact_row: 3-vectors at these offsets
 N_, T1, T2 = 0, 3, 6                     # normal and tangents
@@ -109,13 +109,26 @@ def prepare_contacts(slot_contact, contact_a, contact_b, contact_normal, contact
                      material_restitution, n_contacts, h):
     """Jacobians, effective masses, material coefficients and normal velocity targets, row s for slot s.
 
-    Reads bodies in their own numbering (positions, velocities before the solve).
+    Reads bodies in their own numbering (positions, velocities before the solve). Parallel chunks.
     """
+    chunks = min(n_contacts, PARALLEL_CHUNKS)
+    for k in prange(chunks):
+        _prepare_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, slot_contact, contact_a, contact_b,
+                       contact_normal, contact_point, contact_depth, contact_row, position, linear_velocity,
+                       angular_velocity, inv_mass, inv_inertia_world, body_material, static_material,
+                       material_friction, material_rolling, material_spinning, material_restitution, h)
+
+
+@njit(**JIT)
+def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_normal, contact_point, contact_depth,
+                   contact_row, position, linear_velocity, angular_velocity, inv_mass, inv_inertia_world,
+                   body_material, static_material, material_friction, material_rolling, material_spinning,
+                   material_restitution, h):
     offsets_ra = (AN, AT1, AT2)
     offsets_ia = (IAN, IAT1, IAT2)
     offsets_rb = (BN, BT1, BT2)
     offsets_ib = (IBN, IBT1, IBT2)
-    for c in prange(n_contacts):  # c is the slot (row); the contact it holds is slot_contact[c]
+    for c in range(start, end):  # c is the slot (row); the contact it holds is slot_contact[c]
         contact = slot_contact[c]
         a = contact_a[contact]
         b = contact_b[contact]
@@ -448,7 +461,17 @@ def _penetration_sweep(start, end, slot_a, slot_b, contact_row, contact_pseudo, 
 def store_impulses(contact_slot, contact_key, contact_normal, contact_row, contact_impulse, cache_key, cache_normal,
                    cache_impulse, cache_count, n_contacts):
     """Contacts of this substep become the warm-start cache of the next, in key order (world-frame impulses)."""
-    for c in prange(n_contacts):
+    chunks = min(n_contacts, PARALLEL_CHUNKS)
+    for k in prange(chunks):
+        _store_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, contact_slot, contact_key,
+                     contact_normal, contact_row, contact_impulse, cache_key, cache_normal, cache_impulse)
+    cache_count[0] = n_contacts
+
+
+@njit(**JIT)
+def _store_range(start, end, contact_slot, contact_key, contact_normal, contact_row, contact_impulse, cache_key,
+                 cache_normal, cache_impulse):
+    for c in range(start, end):
         s = contact_slot[c]
         cache_key[c] = contact_key[c]
         cache_impulse[c, 0] = contact_impulse[s, 0]
@@ -457,4 +480,3 @@ def store_impulses(contact_slot, contact_key, contact_normal, contact_row, conta
             cache_impulse[c, 1 + k] = contact_impulse[s, 1] * contact_row[s, T1 + k] + contact_impulse[s, 2] * contact_row[s, T2 + k]
             cache_impulse[c, 4 + k] = contact_impulse[s, 3] * contact_row[s, T1 + k] + contact_impulse[s, 4] * contact_row[s, T2 + k]
         cache_impulse[c, 7] = contact_impulse[s, 5]
-    cache_count[0] = n_contacts

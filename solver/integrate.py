@@ -8,9 +8,9 @@ where the gyroscopic term w x (I w) lives: torque-free precession and tumbling
 come out of the changing world inertia instead of an explicit torque.
 """
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from .math3d import JIT, mat_vec, quat_mul, quat_to_matrix, rotate_by_rotation_vector, world_inverse_inertia
+from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, mat_vec, quat_mul, quat_to_matrix, rotate_by_rotation_vector, world_inverse_inertia
 from .model import DYNAMIC, KINEMATIC
 from .narrowphase import shape_matrix
 
@@ -24,14 +24,22 @@ def _norm3(x, y, z):
     return m * np.sqrt((x / m) ** 2 + (y / m) ** 2 + (z / m) ** 2)
 
 
-@njit(**JIT)
+@njit(**JIT_PARALLEL)
 def update_body_frames(model, state, ws, margin, h):
-    """Rotation, shape matrix, world inverse inertia, reach and AABB of every body.
+    """Rotation, shape matrix, world inverse inertia, reach and AABB of every body (parallel chunks).
 
     The reach is the margin plus how far the body's surface can move in h
     (linear speed plus angular speed times its largest semi-axis).
     """
-    for i in range(model.n_bodies):
+    n = model.n_bodies
+    chunks = min(n, PARALLEL_CHUNKS)
+    for k in prange(chunks):
+        _body_frames_range(model, state, ws, margin, h, k * n // chunks, (k + 1) * n // chunks)
+
+
+@njit(**JIT)
+def _body_frames_range(model, state, ws, margin, h, start, end):
+    for i in range(start, end):
         quat_to_matrix(state.orientation[i], ws.rotation[i])
         shape_matrix(ws.rotation[i], model.semi_axes[i], ws.shape[i])
         world_inverse_inertia(ws.rotation[i], model.inv_inertia_local[i], ws.inv_inertia_world[i])
@@ -127,13 +135,24 @@ def predict_velocities(model, state, h, linear_damping, angular_damping):
             state.angular_velocity[i, 2] = dz * scale
 
 
-@njit(**JIT)
+@njit(**JIT_PARALLEL)
 def integrate_positions(model, state, ws, h):
-    """Move bodies by real plus split-impulse velocities; rotate conserving angular momentum."""
+    """Move bodies by real plus split-impulse velocities; rotate conserving angular momentum.
+
+    Bodies are independent: parallel chunks, each with its own scratch matrices.
+    """
+    n = model.n_bodies
+    chunks = min(n, PARALLEL_CHUNKS)
+    for k in prange(chunks):
+        _integrate_range(model, state, ws, h, k * n // chunks, (k + 1) * n // chunks)
+
+
+@njit(**JIT)
+def _integrate_range(model, state, ws, h, start, end):
     rotation = np.empty((3, 3))
     inv_world = np.empty((3, 3))
     q = np.empty(4)
-    for i in range(model.n_bodies):
+    for i in range(start, end):
         kind = model.body_kind[i]
         if kind != DYNAMIC and kind != KINEMATIC:
             continue

@@ -11,6 +11,9 @@ JIT = dict(cache=True, nogil=True, fastmath={"contract", "reassoc", "arcp", "nsz
 # kernels with prange loops; callers must not run two of them at once from different threads
 # (numba's workqueue threading layer, used inside Blender, is not re-entrant)
 JIT_PARALLEL = dict(JIT, parallel=True)
+# Parallel kernels are thin prange loops over chunks that call a serial range function: bodies of
+# prange loops with inlined helpers miscompiled once (update_body_frames), chunks never did.
+PARALLEL_CHUNKS = 16  # enough to balance up to 8 threads
 
 
 @njit(**JIT, inline="always")

@@ -101,7 +101,7 @@ class Simulation:
         body's smallest semi-axis raise ValueError; None disables the check.
     """
 
-    def __init__(self, scene, dt=1.0 / 240.0, iterations=12, position_iterations=6, margin=None, pair_skin=None,
+    def __init__(self, scene, dt=1.0 / 240.0, iterations=8, position_iterations=6, margin=None, pair_skin=None,
                  baumgarte=0.3, slop=None, restitution_threshold=0.2, linear_damping=0.0, angular_damping=0.0,
                  overlap_tolerance=0.05, threads=None):
         if not (np.isfinite(dt) and dt > 0):
@@ -255,8 +255,10 @@ class Simulation:
         model, ws = self.model, self._ws
         update_body_frames(model, self._bodies, ws, 0.0, 0.0)
         while True:
-            n_pairs = find_pairs(self._bodies.position, ws.half_extent, model.inv_mass >= 0.0, ws.cell,
-                                 ws.bucket_start, ws.bucket_body, ws.bucket_fill, ws.pair_a, ws.pair_b)
+            with _KERNEL_LOCK:
+                n_pairs = find_pairs(self._bodies.position, ws.half_extent, model.inv_mass >= 0.0, ws.cell,
+                                     ws.bucket_start, ws.bucket_body, ws.bucket_fill, ws.pair_a, ws.pair_b,
+                                     4 * self.settings.threads)
             with _KERNEL_LOCK:
                 count = collide(model, self._bodies, ws, n_pairs, self.settings.threads) if n_pairs >= 0 else -1
             if count >= 0:

@@ -1,5 +1,6 @@
 """Broad phase against the all-pairs definition: every pair of overlapping boxes, each once, sorted."""
 import numpy as np
+import pytest
 
 from solver.broadphase import find_pairs, update_pairs
 from solver.state import new_workspace
@@ -29,26 +30,28 @@ def listed_pairs(ws, count):
     return list(zip(a.tolist(), b.tolist()))
 
 
-def test_find_pairs_matches_all_pairs_sorted_and_unique():
+@pytest.mark.parametrize("chunks", [1, 3, 8])
+def test_find_pairs_matches_all_pairs_sorted_and_unique(chunks):
     rng = np.random.default_rng(7)
     for trial in range(20):
         n = int(rng.integers(2, 400))
         position, half_extent, dynamic = random_boxes(rng, n, box_side=float(rng.uniform(0.2, 1.5)))
         ws = new_workspace(n, 64 * n, 8, 6, 1)
         count = find_pairs(position, half_extent, dynamic, ws.cell, ws.bucket_start, ws.bucket_body,
-                           ws.bucket_fill, ws.pair_a, ws.pair_b)
+                           ws.bucket_fill, ws.pair_a, ws.pair_b, chunks)
         pairs = listed_pairs(ws, count)
         assert pairs == sorted(pairs), "pairs must come out sorted by (a, b)"
         assert len(set(pairs)) == len(pairs), "no pair twice"
         assert set(pairs) == brute_force_pairs(position, half_extent, dynamic), f"trial {trial}"
 
 
-def test_find_pairs_reports_a_full_buffer():
+@pytest.mark.parametrize("chunks", [1, 2])
+def test_find_pairs_reports_a_full_buffer(chunks):
     position = np.zeros((5, 3))
     half_extent = np.full((5, 3), 0.1)
     ws = new_workspace(5, 3, 8, 6, 1)  # 10 pairs overlap, room for 3
     assert find_pairs(position, half_extent, np.ones(5, dtype=np.bool_), ws.cell, ws.bucket_start,
-                      ws.bucket_body, ws.bucket_fill, ws.pair_a, ws.pair_b) == -1
+                      ws.bucket_body, ws.bucket_fill, ws.pair_a, ws.pair_b, chunks) == -1
 
 
 def test_reused_pair_list_holds_every_overlap_while_bodies_stay_within_the_skin():
@@ -60,7 +63,7 @@ def test_reused_pair_list_holds_every_overlap_while_bodies_stay_within_the_skin(
     reused = rebuilt = 0
     for step in range(60):
         before = ws.pair_origin.copy()
-        count = update_pairs(position, half_extent, dynamic, skin, ws)
+        count = update_pairs(position, half_extent, dynamic, skin, ws, 4)
         if np.array_equal(before, ws.pair_origin):
             reused += 1
         else:
