@@ -133,31 +133,38 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
         a = contact_a[contact]
         b = contact_b[contact]
         n = contact_normal[contact]
+        mat_b = body_material[b]
+        mat_a = body_material[a] if a >= 0 else static_material[-1 - a]
+        contact_row[c, FRICTION] = np.sqrt(material_friction[mat_a] * material_friction[mat_b])
+        contact_row[c, ROLLING] = max(material_rolling[mat_a], material_rolling[mat_b])
+        contact_row[c, SPINNING] = max(material_spinning[mat_a], material_spinning[mat_b])
+        contact_row[c, RESTITUTION] = max(material_restitution[mat_a], material_restitution[mat_b])
+        # the rolling and spinning rows' terms are read only where those coefficients are non-zero
+        angular_rows = contact_row[c, ROLLING] > 0.0 or contact_row[c, SPINNING] > 0.0
         t1x, t1y, t1z, t2x, t2y, t2z = orthonormal_basis(n[0], n[1], n[2])
         _store3(contact_row, c, N_, n[0], n[1], n[2])
         _store3(contact_row, c, T1, t1x, t1y, t1z)
         _store3(contact_row, c, T2, t2x, t2y, t2z)
         _prepare_side(contact_row, c, position, inv_inertia_world, b, contact_point[contact], offsets_rb, offsets_ib)
-        ib = inv_inertia_world[b]
-        for d, off in ((N_, IBS), (T1, IB1), (T2, IB2)):
-            ix, iy, iz = mat_vec(ib, contact_row[c, d], contact_row[c, d + 1], contact_row[c, d + 2])
-            _store3(contact_row, c, off, ix, iy, iz)
         contact_row[c, INV_MASS_B] = inv_mass[b]
-        mat_b = body_material[b]
+        if angular_rows:
+            ib = inv_inertia_world[b]
+            for d, off in ((N_, IBS), (T1, IB1), (T2, IB2)):
+                ix, iy, iz = mat_vec(ib, contact_row[c, d], contact_row[c, d + 1], contact_row[c, d + 2])
+                _store3(contact_row, c, off, ix, iy, iz)
         if a >= 0:
             _prepare_side(contact_row, c, position, inv_inertia_world, a, contact_point[contact], offsets_ra, offsets_ia)
-            ia = inv_inertia_world[a]
-            for d, off in ((N_, IAS), (T1, IA1), (T2, IA2)):
-                ix, iy, iz = mat_vec(ia, contact_row[c, d], contact_row[c, d + 1], contact_row[c, d + 2])
-                _store3(contact_row, c, off, ix, iy, iz)
             contact_row[c, INV_MASS_A] = inv_mass[a]
-            mat_a = body_material[a]
+            if angular_rows:
+                ia = inv_inertia_world[a]
+                for d, off in ((N_, IAS), (T1, IA1), (T2, IA2)):
+                    ix, iy, iz = mat_vec(ia, contact_row[c, d], contact_row[c, d + 1], contact_row[c, d + 2])
+                    _store3(contact_row, c, off, ix, iy, iz)
         else:
             # static side: zero Jacobians so the solver's arithmetic on them stays exact
             for offset in (AN, AT1, AT2, IAN, IAT1, IAT2, IA1, IA2, IAS):
                 _store3(contact_row, c, offset, 0.0, 0.0, 0.0)
             contact_row[c, INV_MASS_A] = 0.0
-            mat_a = static_material[-1 - a]
         # effective masses 1 / (J M^-1 J')
         for d, ja, jb, ia_, ib_, slot in ((N_, AN, BN, IAN, IBN, MASS_N), (T1, AT1, BT1, IAT1, IBT1, MASS_T1),
                                           (T2, AT2, BT2, IAT2, IBT2, MASS_T2)):
@@ -165,16 +172,12 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
             if a >= 0:
                 k += contact_row[c, INV_MASS_A] + _dot3(contact_row, c, ja, contact_row[c, ia_], contact_row[c, ia_ + 1], contact_row[c, ia_ + 2])
             contact_row[c, slot] = 1.0 / k if k > 0.0 else 0.0
-        for d, ia_, ib_, slot in ((T1, IA1, IB1, MASS_R1), (T2, IA2, IB2, MASS_R2), (N_, IAS, IBS, MASS_S)):
-            k = _dot3(contact_row, c, d, contact_row[c, ib_], contact_row[c, ib_ + 1], contact_row[c, ib_ + 2])
-            if a >= 0:
-                k += _dot3(contact_row, c, d, contact_row[c, ia_], contact_row[c, ia_ + 1], contact_row[c, ia_ + 2])
-            contact_row[c, slot] = 1.0 / k if k > 0.0 else 0.0
-        contact_row[c, FRICTION] = np.sqrt(material_friction[mat_a] * material_friction[mat_b])
-        contact_row[c, ROLLING] = max(material_rolling[mat_a], material_rolling[mat_b])
-        contact_row[c, SPINNING] = max(material_spinning[mat_a], material_spinning[mat_b])
-        restitution = max(material_restitution[mat_a], material_restitution[mat_b])
-        contact_row[c, RESTITUTION] = restitution
+        if angular_rows:
+            for d, ia_, ib_, slot in ((T1, IA1, IB1, MASS_R1), (T2, IA2, IB2, MASS_R2), (N_, IAS, IBS, MASS_S)):
+                k = _dot3(contact_row, c, d, contact_row[c, ib_], contact_row[c, ib_ + 1], contact_row[c, ib_ + 2])
+                if a >= 0:
+                    k += _dot3(contact_row, c, d, contact_row[c, ia_], contact_row[c, ia_ + 1], contact_row[c, ia_ + 2])
+                contact_row[c, slot] = 1.0 / k if k > 0.0 else 0.0
         # speculative contacts may close their gap during this substep, but not more
         contact_row[c, DEPTH] = contact_depth[contact]
         contact_row[c, TARGET] = min(contact_depth[contact], 0.0) / h
@@ -200,9 +203,11 @@ def _warm_start_range(start, end, slot_a, slot_b, slot_cache, contact_row, conta
         _row_apply(contact_row, c, linear_velocity, angular_velocity, a, b, N_, IAN, IBN, contact_impulse[c, 0])
         _row_apply(contact_row, c, linear_velocity, angular_velocity, a, b, T1, IAT1, IBT1, contact_impulse[c, 1])
         _row_apply(contact_row, c, linear_velocity, angular_velocity, a, b, T2, IAT2, IBT2, contact_impulse[c, 2])
-        _angular_apply(contact_row, c, angular_velocity, a, b, IA1, IB1, contact_impulse[c, 3])
-        _angular_apply(contact_row, c, angular_velocity, a, b, IA2, IB2, contact_impulse[c, 4])
-        _angular_apply(contact_row, c, angular_velocity, a, b, IAS, IBS, contact_impulse[c, 5])
+        if contact_row[c, ROLLING] > 0.0:
+            _angular_apply(contact_row, c, angular_velocity, a, b, IA1, IB1, contact_impulse[c, 3])
+            _angular_apply(contact_row, c, angular_velocity, a, b, IA2, IB2, contact_impulse[c, 4])
+        if contact_row[c, SPINNING] > 0.0:
+            _angular_apply(contact_row, c, angular_velocity, a, b, IAS, IBS, contact_impulse[c, 5])
 
 
 @njit(**JIT_PARALLEL)

@@ -195,7 +195,7 @@ class Simulation:
     def _advance(self, h: float, substeps: int, frame) -> None:
         ws = self._ws
         ws.phase_seconds[:] = 0.0
-        snapshot = copy_body_state(self._bodies)
+        snapshot = copy_body_state(self._bodies, trim_cache=True)  # only to redo this call after an overflow
         rope_snapshot = copy_rope_state(self._rope_state) if self.scene.ropes else None
         while True:
             with _KERNEL_LOCK:

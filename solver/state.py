@@ -95,8 +95,13 @@ def new_body_state(bodies: list, capacity: int) -> BodyState:
     )
 
 
-def copy_body_state(state: BodyState) -> BodyState:
-    return BodyState(*[np.array(field, copy=True) for field in state])
+def copy_body_state(state: BodyState, trim_cache: bool = False) -> BodyState:
+    """Deep copy; with trim_cache the contact cache keeps only its used rows (restore with grow_cache)."""
+    if not trim_cache:
+        return BodyState(*[np.array(field, copy=True) for field in state])
+    count = int(state.cache_count[0])
+    return BodyState(*[np.array(field[:count] if name.startswith("cache_") and name != "cache_count" else field,
+                                copy=True) for name, field in zip(BodyState._fields, state)])
 
 
 def grow_cache(state: BodyState, capacity: int) -> BodyState:
