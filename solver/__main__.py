@@ -32,6 +32,8 @@ def main(argv=None) -> int:
     run.add_argument("--fps", type=float, default=24.0)
     run.add_argument("--substeps", type=int, default=10)
     run.add_argument("--iterations", type=int, default=None, help="contact solver iterations per substep")
+    run.add_argument("--threads", type=int, default=None,
+                     help="slabs of the parallel contact solve (default: numba's thread count, at most 8)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
 
@@ -39,7 +41,8 @@ def main(argv=None) -> int:
 
     try:
         scene = Scene.load(args.scene)
-        options = {} if args.iterations is None else {"iterations": args.iterations}
+        options = {name: value for name, value in (("iterations", args.iterations), ("threads", args.threads))
+                   if value is not None}
         sim = Simulation(scene, **options)
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import solver
+from test_bodies_and_piles import build_pile
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -151,3 +152,22 @@ def test_cli_runs_a_saved_scene(tmp_path):
     result = subprocess.run([sys.executable, "-m", "solver", "run", str(bad), "-o", str(out)],
                             cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 2 and "not a Quadric Dynamics scene" in result.stderr
+
+
+def test_cli_threads_option_reaches_the_solver(tmp_path):
+    """The slab count sets the Gauss-Seidel order: the CLI run must match the API run with the same count."""
+    scene_path = tmp_path / "pile.json"
+    build_pile(60).save(scene_path)
+    out = tmp_path / "rec.npz"
+    result = subprocess.run([sys.executable, "-m", "solver", "run", str(scene_path), "-o", str(out), "--quiet",
+                             "--frames", "12", "--fps", "24", "--substeps", "5", "--threads", "3"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    cli = solver.Recording.load(out).body_poses
+    same = solver.Simulation(solver.Scene.load(scene_path), threads=3).run(frames=12, fps=24, substeps=5)
+    other = solver.Simulation(solver.Scene.load(scene_path), threads=1).run(frames=12, fps=24, substeps=5)
+    np.testing.assert_array_equal(cli, same.body_poses)
+    assert not np.array_equal(cli, other.body_poses)  # so the equality above says something
+    result = subprocess.run([sys.executable, "-m", "solver", "run", str(scene_path), "-o", str(out),
+                             "--threads", "0"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 2 and "threads" in result.stderr
