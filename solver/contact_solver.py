@@ -405,9 +405,9 @@ def apply_restitution(slot_a, slot_b, contact_row, contact_impulse, linear_veloc
 def solve_penetration(slab_start, slabs, slot_a, slot_b, contact_row, contact_pseudo, pseudo_linear,
                       pseudo_angular, n_contacts, iterations, h, baumgarte, slop):
     """Split impulses: push overlapping bodies apart through pseudo-velocities only (same order as the velocities)."""
-    pseudo_linear[:] = 0.0
-    pseudo_angular[:] = 0.0
-    contact_pseudo[:n_contacts] = 0.0
+    # zeroed in a serial helper: in a parallel function an array expression becomes a parfor of its
+    # own, and one over a zero-size array crashed (a scene without bodies)
+    _clear_pseudo(pseudo_linear, pseudo_angular, contact_pseudo, n_contacts)
     for sweep in range(iterations):
         if sweep % 2 == 1:
             _penetration_sweep(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b, contact_row,
@@ -418,6 +418,13 @@ def solve_penetration(slab_start, slabs, slot_a, slot_b, contact_row, contact_ps
         if sweep % 2 == 0:
             _penetration_sweep(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b, contact_row,
                                contact_pseudo, pseudo_linear, pseudo_angular, h, baumgarte, slop)
+
+
+@njit(**JIT)
+def _clear_pseudo(pseudo_linear, pseudo_angular, contact_pseudo, n_contacts):
+    pseudo_linear[:] = 0.0
+    pseudo_angular[:] = 0.0
+    contact_pseudo[:n_contacts] = 0.0
 
 
 @njit(**JIT)

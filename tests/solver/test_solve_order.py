@@ -137,3 +137,16 @@ def test_pile_settles_with_any_number_of_slabs(threads):
 def test_threads_must_be_a_positive_integer(threads):
     with pytest.raises(ValueError, match="threads"):
         solver.Simulation(build_pile(4), threads=threads)
+
+
+@pytest.mark.parametrize("n_bodies", [0, 1, 2])
+def test_scenes_with_fewer_bodies_than_slabs_run(n_bodies):
+    scene = solver.Scene(gravity=(0, 0, -G))
+    scene.add_plane()
+    for k in range(n_bodies):
+        scene.add_ellipsoid((0.05, 0.04, 0.03), position=(0.2 * k, 0, 0.2))
+    sim = solver.Simulation(scene, threads=4)
+    sim.run(frames=30, fps=30, substeps=4)
+    if n_bodies:
+        # resting on the plane on its smallest semi-axis
+        assert sim.state.position[:, 2] == pytest.approx(0.03, abs=1e-3)
