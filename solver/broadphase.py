@@ -13,7 +13,7 @@ the skin since the build; a settled pile rebuilds rarely.
 import numpy as np
 from numba import njit, prange
 
-from .math3d import JIT, JIT_PARALLEL
+from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
 
 # large primes of Teschner et al. (2003) for spatial hashing
 _P1, _P2, _P3 = 73856093, 19349663, 83492791
@@ -158,7 +158,7 @@ def find_pairs(position, half_extent, dynamic, cell, bucket_start, bucket_body, 
 
 
 @njit(**JIT)
-def update_pairs(position, half_extent, dynamic, skin, ws, chunks):
+def update_pairs(position, half_extent, dynamic, skin, ws):
     """Candidate pairs for this substep in ws.pair_a/pair_b: the last list if still valid, else a new one.
 
     A list built from boxes grown by ``skin`` holds every pair whose current
@@ -183,7 +183,7 @@ def update_pairs(position, half_extent, dynamic, skin, ws, chunks):
             origin[i, k] = position[i, k]
             built[i, k] = half_extent[i, k] + skin
     count = find_pairs(position, built, dynamic, ws.cell, ws.bucket_start, ws.bucket_body, ws.bucket_fill,
-                       ws.pair_a, ws.pair_b, chunks)
+                       ws.pair_a, ws.pair_b, PARALLEL_CHUNKS)
     ws.pair_list[0] = count
     ws.pair_list[1] = 1 if count >= 0 else 0
     return count

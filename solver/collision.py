@@ -20,7 +20,7 @@ pair a < b and key = a * (N + S) + N + s for body a against static collider s.
 import numpy as np
 from numba import njit, prange
 
-from .math3d import JIT, JIT_PARALLEL
+from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
 from .model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
 from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_plane_depth,
                           ellipsoid_tube_depth, ellipsoids_separated_into, minimise_width_gap, new_separation_scratch,
@@ -169,21 +169,21 @@ def _collide_pair_range(model, state, ws, start, end):
 
 
 @njit(**JIT_PARALLEL)
-def _collide_pairs(model, state, ws, n_pairs, chunks):
+def _collide_pairs(model, state, ws, n_pairs):
     """All body pairs, in parallel chunks (each pair's result has its own slot)."""
-    chunks = min(n_pairs, chunks)
+    chunks = min(n_pairs, PARALLEL_CHUNKS)
     for chunk in prange(chunks):
         _collide_pair_range(model, state, ws, chunk * n_pairs // chunks, (chunk + 1) * n_pairs // chunks)
 
 
 @njit(**JIT)
-def collide(model, state, ws, n_pairs, threads):
+def collide(model, state, ws, n_pairs):
     """Write contacts for all candidate pairs and static colliders. Returns count, or -1 on overflow.
 
-    Pairs are collided in parallel (a few chunks per thread, for balance); contacts
-    are then written in key order, each body's pairs followed by its static colliders.
+    Pairs are collided in parallel chunks; contacts are then written in key order,
+    each body's pairs followed by its static colliders.
     """
-    _collide_pairs(model, state, ws, n_pairs, 4 * threads)
+    _collide_pairs(model, state, ws, n_pairs)
     n = model.n_bodies
     n_static = model.static_kind.shape[0]
     stride = n + n_static

@@ -9,6 +9,7 @@ import numpy as np
 from .broadphase import find_pairs
 from .collision import collide
 from .integrate import update_body_frames
+from .math3d import PARALLEL_CHUNKS
 from .model import build_model
 from .recording import Recording
 from .rope import build_ropes, copy_rope_state, restore_rope_state, rope_nodes, rope_segments
@@ -258,9 +259,8 @@ class Simulation:
             with _KERNEL_LOCK:
                 n_pairs = find_pairs(self._bodies.position, ws.half_extent, model.inv_mass >= 0.0, ws.cell,
                                      ws.bucket_start, ws.bucket_body, ws.bucket_fill, ws.pair_a, ws.pair_b,
-                                     4 * self.settings.threads)
-            with _KERNEL_LOCK:
-                count = collide(model, self._bodies, ws, n_pairs, self.settings.threads) if n_pairs >= 0 else -1
+                                     PARALLEL_CHUNKS)
+                count = collide(model, self._bodies, ws, n_pairs) if n_pairs >= 0 else -1
             if count >= 0:
                 break
             self._pair_capacity *= 2

@@ -68,11 +68,11 @@ def _body_phases(model, state, ws, settings, h, dynamic):
     predict_velocities(model, state, h, settings.linear_damping, settings.angular_damping)
     update_body_frames(model, state, ws, settings.margin, h)
     t1 = _clock()
-    n_pairs = update_pairs(state.position, ws.half_extent, dynamic, settings.pair_skin, ws, 4 * settings.threads)
+    n_pairs = update_pairs(state.position, ws.half_extent, dynamic, settings.pair_skin, ws)
     if n_pairs < 0:
         return PAIR_OVERFLOW
     t2 = _clock()
-    n_contacts = collide(model, state, ws, n_pairs, settings.threads)
+    n_contacts = collide(model, state, ws, n_pairs)
     if n_contacts < 0:
         return CONTACT_OVERFLOW
     t3 = _clock()

@@ -63,7 +63,7 @@ def test_reused_pair_list_holds_every_overlap_while_bodies_stay_within_the_skin(
     reused = rebuilt = 0
     for step in range(60):
         before = ws.pair_origin.copy()
-        count = update_pairs(position, half_extent, dynamic, skin, ws, 4)
+        count = update_pairs(position, half_extent, dynamic, skin, ws)
         if np.array_equal(before, ws.pair_origin):
             reused += 1
         else:
