@@ -37,7 +37,7 @@ IA1, IB1, IA2, IB2, IAS, IBS = 45, 48, 51, 54, 57, 60       # I^-1 t1, I^-1 t2, 
 MASS_N, MASS_T1, MASS_T2, MASS_R1, MASS_R2, MASS_S = 63, 64, 65, 66, 67, 68
 INV_MASS_A, INV_MASS_B, TARGET, FRICTION, ROLLING, SPINNING = 69, 70, 71, 72, 73, 74
 RESTITUTION, APPROACH = 75, 76   # restitution coefficient, normal velocity before the solve
-DEPTH = 77                       # signed overlap (split impulses)
+PUSH = 77                        # split-impulse target: separating pseudo-velocity along n
 ROW_WIDTH = 78
 # ws.contact_impulse: normal, t1, t2, roll1, roll2, spin (scalars along this substep's frame)
 
@@ -85,6 +85,43 @@ def _angular_apply(rows, c, ang, a, b, ia, ib, impulse):
     if a >= 0:
         for k in range(3):
             ang[a, k] -= impulse * rows[c, ia + k]
+
+
+@njit(**JIT, inline="always")
+def _rotation_sink(shape, semi_axes, w, nx, ny, nz, h, negligible):
+    """How much more the support height of a spinning body along n grows in h than its rate predicts.
+
+    The normal row sees the contact point's velocity, the first-order change of
+    the gap. A spinning elongated body also swings its surface towards the
+    other body at second order: about r (|w| h)^2 / 2, which at 50 rad/s and
+    1/240 s is a quarter of a small pebble's semi-axis per step. The support
+    height along n after turning by w h is sqrt(m' M m) with m = n turned by
+    -w h (M = R diag(a^2) R'); subtracting value and slope at the start leaves
+    the remainder, exact for a constant w. Returns 0 without the work when its
+    bound (|w| h)^2 a_max^2 / a_min is below ``negligible`` (a resting body).
+    """
+    w2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+    a_max = max(semi_axes[0], max(semi_axes[1], semi_axes[2]))
+    a_min = min(semi_axes[0], min(semi_axes[1], semi_axes[2]))
+    if w2 * h * h * a_max * a_max <= negligible * a_min:
+        return 0.0
+    speed = np.sqrt(w2)
+    kx, ky, kz = w[0] / speed, w[1] / speed, w[2] / speed
+    angle = -speed * h
+    cos_a, sin_a = np.cos(angle), np.sin(angle)
+    cx, cy, cz = cross(kx, ky, kz, nx, ny, nz)
+    along = (kx * nx + ky * ny + kz * nz) * (1.0 - cos_a)
+    mx = nx * cos_a + cx * sin_a + kx * along
+    my = ny * cos_a + cy * sin_a + ky * along
+    mz = nz * cos_a + cz * sin_a + kz * along
+    snx, sny, snz = mat_vec(shape, nx, ny, nz)
+    smx, smy, smz = mat_vec(shape, mx, my, mz)
+    height = np.sqrt(nx * snx + ny * sny + nz * snz)
+    turned = np.sqrt(mx * smx + my * smy + mz * smz)
+    # slope: d/dt sqrt(m' M m) at t = 0 with dm/dt = -w x n
+    dx, dy, dz = cross(w[0], w[1], w[2], nx, ny, nz)
+    slope = -(dx * snx + dy * sny + dz * snz) / height
+    return turned - height - h * slope
 
 
 @njit(**JIT, inline="always")
@@ -179,9 +216,47 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
                     k += _dot3(contact_row, c, d, contact_row[c, ia_], contact_row[c, ia_ + 1], contact_row[c, ia_ + 2])
                 contact_row[c, slot] = 1.0 / k if k > 0.0 else 0.0
         # speculative contacts may close their gap during this substep, but not more
-        contact_row[c, DEPTH] = contact_depth[contact]
         contact_row[c, TARGET] = min(contact_depth[contact], 0.0) / h
         contact_row[c, APPROACH] = _row_velocity(contact_row, c, linear_velocity, angular_velocity, a, b, N_, AN, BN)
+
+
+@njit(**JIT_PARALLEL)
+def set_penetration_targets(slot_contact, slot_a, slot_b, solve_origin, contact_depth, contact_row, linear_velocity,
+                            angular_velocity, shape, semi_axes, n_contacts, h, baumgarte, slop):
+    """Split-impulse targets from the velocities the solve ended with (solve numbering). Parallel chunks.
+
+    Each contact's overlap at the end of the substep is predicted from its
+    depth, its final normal velocity and the spin of both bodies; the split
+    impulses then push (with pseudo-velocities, which add no kinetic energy)
+    until at most the slop plus (1 - baumgarte) of today's excess would remain.
+    So they remove a fraction of old overlap, and all of the new overlap that a
+    spinning body or an unconverged velocity solve would otherwise leave.
+    """
+    chunks = min(n_contacts, PARALLEL_CHUNKS)
+    for k in prange(chunks):
+        _penetration_target_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, slot_contact, slot_a,
+                                  slot_b, solve_origin, contact_depth, contact_row, linear_velocity,
+                                  angular_velocity, shape, semi_axes, h, baumgarte, slop)
+
+
+@njit(**JIT)
+def _penetration_target_range(start, end, slot_contact, slot_a, slot_b, solve_origin, contact_depth, contact_row,
+                              linear_velocity, angular_velocity, shape, semi_axes, h, baumgarte, slop):
+    negligible = 0.01 * slop
+    for c in range(start, end):
+        depth = contact_depth[slot_contact[c]]
+        a = slot_a[c]
+        b = slot_b[c]
+        nx, ny, nz = _row3(contact_row, c, N_)
+        vn = _row_velocity(contact_row, c, linear_velocity, angular_velocity, a, b, N_, AN, BN)
+        body = solve_origin[b]
+        sink = _rotation_sink(shape[body], semi_axes[body], angular_velocity[b], nx, ny, nz, h, negligible)
+        if a >= 0:
+            body = solve_origin[a]
+            sink += _rotation_sink(shape[body], semi_axes[body], angular_velocity[a], nx, ny, nz, h, negligible)
+        predicted = depth - h * vn + max(sink, 0.0)
+        allowed = slop + (1.0 - baumgarte) * max(depth - slop, 0.0)
+        contact_row[c, PUSH] = (predicted - allowed) / h
 
 
 @njit(**JIT)
@@ -403,7 +478,7 @@ def apply_restitution(slot_a, slot_b, contact_row, contact_impulse, linear_veloc
 
 @njit(**JIT_PARALLEL)
 def solve_penetration(slab_start, slabs, slot_a, slot_b, contact_row, contact_pseudo, pseudo_linear,
-                      pseudo_angular, n_contacts, iterations, h, baumgarte, slop):
+                      pseudo_angular, n_contacts, iterations):
     """Split impulses: push overlapping bodies apart through pseudo-velocities only (same order as the velocities)."""
     # zeroed in a serial helper: in a parallel function an array expression becomes a parfor of its
     # own, and one over a zero-size array crashed (a scene without bodies)
@@ -411,13 +486,13 @@ def solve_penetration(slab_start, slabs, slot_a, slot_b, contact_row, contact_ps
     for sweep in range(iterations):
         if sweep % 2 == 1:
             _penetration_sweep(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b, contact_row,
-                               contact_pseudo, pseudo_linear, pseudo_angular, h, baumgarte, slop)
+                               contact_pseudo, pseudo_linear, pseudo_angular)
         for k in prange(slabs):
             _penetration_sweep(slab_start[k], slab_start[k + 1], slot_a, slot_b, contact_row, contact_pseudo,
-                               pseudo_linear, pseudo_angular, h, baumgarte, slop)
+                               pseudo_linear, pseudo_angular)
         if sweep % 2 == 0:
             _penetration_sweep(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b, contact_row,
-                               contact_pseudo, pseudo_linear, pseudo_angular, h, baumgarte, slop)
+                               contact_pseudo, pseudo_linear, pseudo_angular)
 
 
 @njit(**JIT)
@@ -428,14 +503,13 @@ def _clear_pseudo(pseudo_linear, pseudo_angular, contact_pseudo, n_contacts):
 
 
 @njit(**JIT)
-def _penetration_sweep(start, end, slot_a, slot_b, contact_row, contact_pseudo, pseudo_linear, pseudo_angular,
-                       h, baumgarte, slop):
+def _penetration_sweep(start, end, slot_a, slot_b, contact_row, contact_pseudo, pseudo_linear, pseudo_angular):
     lin = pseudo_linear
     ang = pseudo_angular
     rows = contact_row
     for c in range(start, end):
-        depth = rows[c, DEPTH]
-        if depth <= slop:
+        push = rows[c, PUSH]
+        if push <= 0.0:
             continue
         a = slot_a[c]
         b = slot_b[c]
@@ -449,7 +523,7 @@ def _penetration_sweep(start, end, slot_a, slot_b, contact_row, contact_pseudo, 
         vn = (nx * (vbx - vax) + ny * (vby - vay) + nz * (vbz - vaz) + _dot3(rows, c, BN, wbx, wby, wbz)
               - _dot3(rows, c, AN, wax, way, waz))
         old = contact_pseudo[c]
-        new = max(old - rows[c, MASS_N] * (vn - baumgarte * (depth - slop) / h), 0.0)
+        new = max(old - rows[c, MASS_N] * (vn - push), 0.0)
         contact_pseudo[c] = new
         dn = new - old
         mb = rows[c, INV_MASS_B] * dn

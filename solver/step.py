@@ -22,7 +22,8 @@ from numba.core.errors import NumbaWarning
 
 from .broadphase import update_pairs
 from .collision import collide
-from .contact_solver import apply_restitution, prepare_contacts, solve_penetration, solve_velocities, store_impulses, warm_start
+from .contact_solver import (apply_restitution, prepare_contacts, set_penetration_targets, solve_penetration,
+                             solve_velocities, store_impulses, warm_start)
 from .integrate import (first_non_finite_body, integrate_positions, kinetic_energy, predict_velocities,
                         update_body_frames)
 from .math3d import JIT
@@ -93,9 +94,11 @@ def _body_phases(model, state, ws, settings, h, dynamic):
                      ws.solve_linear, ws.solve_angular, settings.iterations)
     apply_restitution(ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_impulse, ws.solve_linear, ws.solve_angular,
                       n_contacts, settings.restitution_threshold)
+    set_penetration_targets(ws.slot_contact, ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_depth, ws.contact_row,
+                            ws.solve_linear, ws.solve_angular, ws.shape, model.semi_axes, n_contacts, h,
+                            settings.baumgarte, settings.slop)
     solve_penetration(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_pseudo,
-                      ws.solve_pseudo_linear, ws.solve_pseudo_angular, n_contacts, settings.position_iterations, h,
-                      settings.baumgarte, settings.slop)
+                      ws.solve_pseudo_linear, ws.solve_pseudo_angular, n_contacts, settings.position_iterations)
     scatter_velocities(ws.solve_origin, ws.solve_linear, ws.solve_angular, state.linear_velocity,
                        state.angular_velocity)
     scatter_velocities(ws.solve_origin, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.pseudo_linear,

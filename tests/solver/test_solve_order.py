@@ -121,7 +121,8 @@ def test_pile_settles_with_any_number_of_slabs(threads):
     scene = build_pile(200, seed=1)
     smallest = min(min(b["semi_axes"]) for b in scene.bodies)
     sim = solver.Simulation(scene, dt=1 / 240, threads=threads)
-    recording = sim.run(frames=90, fps=60, substeps=4)
+    # dropped from a grid, the last bodies rock into place about 2 s in
+    recording = sim.run(frames=120, fps=60, substeps=4)
     assert recording.stats["max_penetration"][-20:].max() < 0.01 * smallest
     mass = sim.model.mass.sum()
     assert recording.stats["kinetic_energy"][-1] < 1e-3 * mass * G * 0.1
