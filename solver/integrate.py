@@ -184,28 +184,36 @@ def _integrate_range(model, state, ws, h, start, end):
         quat_to_matrix(state.orientation[i], rotation)
         world_inverse_inertia(rotation, model.inv_inertia_local[i], inv_world)
         wx, wy, wz = mat_vec(inv_world, lx, ly, lz)
+        # kinetic energy for the statistics, free here: rotational part is w.L / 2
+        v = state.linear_velocity[i]
+        ws.body_energy[i] = 0.5 * (model.mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+                                   + wx * lx + wy * ly + wz * lz)
         state.angular_velocity[i, 0] = wx
         state.angular_velocity[i, 1] = wy
         state.angular_velocity[i, 2] = wz
 
 
 @njit(**JIT)
-def kinetic_energy(model, state):
-    """Translational plus rotational energy of the dynamic bodies (spin taken into the body frame)."""
-    energy = 0.0
+def body_kinetic_energies(model, state, out):
+    """out[i] = translational plus rotational energy of dynamic body i, 0 for the others.
+
+    The integrate phase writes the same values as it goes; this is for a state
+    that has not been integrated yet (a new Simulation).
+    """
     rotation = np.empty((3, 3))
     for i in range(model.n_bodies):
+        out[i] = 0.0
         if model.body_kind[i] != DYNAMIC:
             continue
         v = state.linear_velocity[i]
-        energy += 0.5 * model.mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+        energy = 0.5 * model.mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
         w = state.angular_velocity[i]
         quat_to_matrix(state.orientation[i], rotation)
         inertia = model.inertia_local[i]
         for k in range(3):
             local = rotation[0, k] * w[0] + rotation[1, k] * w[1] + rotation[2, k] * w[2]
             energy += 0.5 * inertia[k] * local * local
-    return energy
+        out[i] = energy
 
 
 @njit(**JIT)

@@ -8,7 +8,7 @@ import numpy as np
 
 from .broadphase import find_pairs
 from .collision import collide
-from .integrate import update_body_frames
+from .integrate import body_kinetic_energies, update_body_frames
 from .math3d import PARALLEL_CHUNKS
 from .model import build_model
 from .recording import Recording
@@ -138,6 +138,7 @@ class Simulation:
         self._frame = 0
         if overlap_tolerance is not None and n:
             self._check_initial_overlaps(float(overlap_tolerance))
+        body_kinetic_energies(self.model, self._bodies, self._ws.body_energy)
         record_step_statistics(self.model, self._bodies, self._ws)
         self._update_stats(0)
 
