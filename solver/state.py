@@ -76,7 +76,8 @@ class Workspace(NamedTuple):
     slot_b: np.ndarray            # (C,) int64 solve index of body B
     slot_cache: np.ndarray        # (C,) int64 row of last substep's cache, -1 if new
     slab_start: np.ndarray        # (slabs + 2,) int64 first slot of each slab, the boundary class, the end
-    counters: np.ndarray          # (4,) int64: pairs, contacts, overflow flag, diverged body
+    sweep_change: np.ndarray      # (slabs + 1,) largest velocity change of the last sweep per slab and boundary
+    counters: np.ndarray          # (4,) int64: pairs, contacts, velocity sweeps run, diverged body
     phase_seconds: np.ndarray     # (N_PHASES,)
     step_stats: np.ndarray        # (2,) after the last substep: max penetration, kinetic energy
 
@@ -149,5 +150,5 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         contact_slot=np.zeros(c, dtype=np.int64), slot_contact=np.zeros(c, dtype=np.int64),
         slot_a=np.zeros(c, dtype=np.int64), slot_b=np.zeros(c, dtype=np.int64),
         slot_cache=np.zeros(c, dtype=np.int64), slab_start=np.zeros(slabs + 2, dtype=np.int64),
-        counters=np.zeros(4, dtype=np.int64), phase_seconds=np.zeros(n_phases), step_stats=np.zeros(2),
+        sweep_change=np.zeros(slabs + 1), counters=np.zeros(4, dtype=np.int64), phase_seconds=np.zeros(n_phases), step_stats=np.zeros(2),
     )

@@ -51,6 +51,7 @@ class Settings(NamedTuple):
     linear_damping: float
     angular_damping: float
     threads: int              # slabs of the contact solve that run in parallel (see solve_order)
+    sweep_tolerance: float    # velocity sweeps stop once none moves a body this far more in a substep (m)
 
 
 @njit(cache=True, nogil=True)
@@ -89,8 +90,9 @@ def _body_phases(model, state, ws, settings, h, dynamic):
                       ws.solve_angular)
     warm_start(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.slot_cache, ws.contact_row, ws.contact_impulse,
                state.cache_impulse, ws.solve_linear, ws.solve_angular)
-    solve_velocities(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_impulse,
-                     ws.solve_linear, ws.solve_angular, settings.iterations)
+    ws.counters[2] = solve_velocities(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row,
+                                      ws.contact_impulse, ws.solve_linear, ws.solve_angular, settings.iterations,
+                                      settings.sweep_tolerance / h, ws.sweep_change)
     apply_restitution(ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_impulse, ws.solve_linear, ws.solve_angular,
                       n_contacts, settings.restitution_threshold)
     set_penetration_targets(ws.slot_contact, ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_depth, ws.contact_row,

@@ -151,3 +151,26 @@ def test_scenes_with_fewer_bodies_than_slabs_run(n_bodies):
     if n_bodies:
         # resting on the plane on its smallest semi-axis
         assert sim.state.position[:, 2] == pytest.approx(0.03, abs=1e-3)
+
+
+def test_velocity_sweeps_stop_early_once_the_pile_rests():
+    """A warm-started resting pile needs few sweeps; the early stop must not change how it rests."""
+    scene = build_pile(200, seed=1)
+    smallest = min(min(b["semi_axes"]) for b in scene.bodies)
+    runs = {}
+    for tolerance in (None, 0.0):
+        sim = solver.Simulation(scene, dt=1 / 240, sweep_tolerance=tolerance)
+        sim.run(frames=120, fps=60, substeps=4)
+        runs[tolerance] = (sim.stats["sweeps"], sim.state.position.copy())
+    sweeps, resting = runs[None]
+    assert sweeps < sim.settings.iterations  # the default stopped early
+    assert runs[0.0][0] == sim.settings.iterations  # tolerance 0 always runs them all
+    # both rest at the same place up to the settle test's bound (1% of the smallest semi-axis)
+    moved = np.linalg.norm(resting - runs[0.0][1], axis=1)
+    assert np.count_nonzero(moved > 0.01 * smallest) <= 0.05 * len(moved)
+
+
+@pytest.mark.parametrize("tolerance", [-1e-6, float("nan")])
+def test_sweep_tolerance_must_be_non_negative(tolerance):
+    with pytest.raises(ValueError, match="sweep_tolerance"):
+        solver.Simulation(build_pile(4), sweep_tolerance=tolerance)
