@@ -166,8 +166,12 @@ def test_cli_threads_option_reaches_the_solver(tmp_path):
     cli = solver.Recording.load(out).body_poses
     same = solver.Simulation(solver.Scene.load(scene_path), threads=3).run(frames=12, fps=24, substeps=5)
     other = solver.Simulation(solver.Scene.load(scene_path), threads=1).run(frames=12, fps=24, substeps=5)
-    np.testing.assert_array_equal(cli, same.body_poses)
-    assert not np.array_equal(cli, other.body_poses)  # so the equality above says something
+    # Same order of operations, but not always bit for bit across processes: seen twice with a cold
+    # numba cache (5e-13), where the CLI process loads some kernels from the cache that this process
+    # compiled and compiles others itself; with contraction allowed, that machine code can differ
+    # (cause not pinned down further). A different slab count moves poses by centimetres here.
+    np.testing.assert_allclose(cli, same.body_poses, rtol=0, atol=1e-9)
+    assert np.abs(cli - other.body_poses).max() > 1e-3  # so the agreement above says something
     result = subprocess.run([sys.executable, "-m", "solver", "run", str(scene_path), "-o", str(out),
                              "--threads", "0"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 2 and "threads" in result.stderr
