@@ -95,11 +95,11 @@ def _rotation_sink(shape, semi_axes, w, nx, ny, nz, h, negligible):
     the gap. A spinning elongated body also swings its surface towards the
     other body at second order: up to (a_max^2 - a_min^2) / a_min (|w| h)^2 / 2,
     for semi-axes 5 and 2 cm at 50 rad/s and 1/240 s a ninth of the small
-    semi-axis per step. The support
-    height along n after turning by w h is sqrt(m' M m) with m = n turned by
-    -w h (M = R diag(a^2) R'); subtracting value and slope at the start leaves
-    the remainder, exact for a constant w. Returns 0 without the work when its
-    bound (|w| h)^2 a_max^2 / a_min is below ``negligible`` (a resting body).
+    semi-axis per step. The support height along n after turning by w h is
+    sqrt(m' M m) with m = n turned by -w h (M = R diag(a^2) R'); subtracting
+    value and slope at the start leaves the remainder, exact for a constant w.
+    Returns 0 without the work when its bound (|w| h)^2 a_max^2 / a_min is
+    below ``negligible`` (a resting body).
     """
     w2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
     a_max = max(semi_axes[0], max(semi_axes[1], semi_axes[2]))

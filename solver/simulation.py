@@ -146,7 +146,7 @@ class Simulation:
         if overlap_tolerance is not None and n:
             self._check_initial_overlaps(float(overlap_tolerance))
         body_kinetic_energies(self.model, self._bodies, self._ws.body_energy)
-        record_step_statistics(self.model, self._bodies, self._ws)
+        record_step_statistics(self._ws)
         self._update_stats(0)
 
     # ---------------------------------------------------------------- public

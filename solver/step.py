@@ -131,7 +131,7 @@ def _integrate_phase(model, state, ws, h):
 
 
 @njit(**JIT)
-def record_step_statistics(model, state, ws):
+def record_step_statistics(ws):
     """ws.step_stats = deepest contact of the last substep (0 if none overlaps), kinetic energy.
 
     The energy sums ws.body_energy, which the integrate phase fills.
@@ -157,7 +157,7 @@ def run_substeps(model, state, ws, settings, h, substeps):
         status = _integrate_phase(model, state, ws, h)
         if status != OK:
             return status
-    record_step_statistics(model, state, ws)
+    record_step_statistics(ws)
     return OK
 
 
@@ -181,5 +181,5 @@ def run_substeps_with_ropes(model, state, ws, settings, h, substeps, rope_model,
         status = _integrate_phase(model, state, ws, h)
         if status != OK:
             return status
-    record_step_statistics(model, state, ws)
+    record_step_statistics(ws)
     return OK

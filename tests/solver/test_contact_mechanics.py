@@ -141,8 +141,8 @@ def test_tumbling_ellipsoid_does_not_sink_into_the_floor():
     """An egg spun end over end on a frictionless floor: its long axis swings into the floor every half turn.
 
     The contact row sees the first-order motion of the contact point; the
-    second-order swing of the surface (r (w h)^2 / 2, 1.7% of the small
-    semi-axis per 1/240 s step at 20 rad/s) has to be predicted or the body
+    second-order swing of the surface (up to (a_max^2 - a_min^2) / a_min (w h)^2 / 2,
+    1.8% of the small semi-axis per 1/240 s step at 20 rad/s) has to be predicted or the body
     sinks in. Bound: the pile's 1% of the smallest semi-axis. Energy may grow
     only by lifting the body out of such an overlap, m g times 1% of it.
     """
