@@ -177,26 +177,23 @@ def _collide_pairs(model, state, ws, n_pairs):
 
 
 @njit(**JIT)
-def collide(model, state, ws, n_pairs):
-    """Write contacts for all candidate pairs and static colliders. Returns count, or -1 on overflow.
+def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, stop):
+    """Contacts of bodies first_body..end_body into contact slots start..stop, in key order.
 
-    Pairs are collided in parallel chunks; contacts are then written in key order,
-    each body's pairs followed by its static colliders.
+    Each body's pairs (i, j), j increasing, come first, then its static
+    colliders. Returns the slot after the last contact, or -1 if the slots ran out.
     """
-    _collide_pairs(model, state, ws, n_pairs)
     n = model.n_bodies
     n_static = model.static_kind.shape[0]
     stride = n + n_static
     position = state.position
-    capacity = ws.contact_key.shape[0]
-    count = 0
     scratch = np.empty(6)
-    p = 0
-    for i in range(n):
-        # pairs (i, j), j increasing
+    count = start
+    p = np.searchsorted(ws.pair_a[:n_pairs], first_body)
+    for i in range(first_body, end_body):
         while p < n_pairs and ws.pair_a[p] == i:
             if ws.pair_depth[p] != -np.inf:
-                if count >= capacity:
+                if count >= stop:
                     return -1
                 normal = ws.pair_normal[p]
                 point = ws.pair_point[p]
@@ -219,10 +216,57 @@ def collide(model, state, ws, n_pairs):
                                     ws.shape[i], model.bounding_radius[i], ws.reach[i], scratch)
             if depth == -np.inf:
                 continue
-            if count >= capacity:
+            if count >= stop:
                 return -1
             _emit(ws.contact_a, ws.contact_b, ws.contact_key, ws.contact_normal, ws.contact_point,
                   ws.contact_depth, count, -1 - s, i, i * stride + n + s, scratch[0], scratch[1], scratch[2],
                   scratch[3], scratch[4], scratch[5], depth)
+            count += 1
+    return count
+
+
+@njit(**JIT_PARALLEL)
+def _emit_in_chunks(model, state, ws, n_pairs, chunk_end):
+    """Chunk k of the bodies writes its contacts into the k-th equal share of the contact buffers, in parallel."""
+    n = model.n_bodies
+    capacity = ws.contact_key.shape[0]
+    chunks = chunk_end.shape[0]
+    for k in prange(chunks):
+        chunk_end[k] = _emit_body_range(model, state, ws, n_pairs, k * n // chunks, (k + 1) * n // chunks,
+                                        k * capacity // chunks, (k + 1) * capacity // chunks)
+
+
+@njit(**JIT)
+def collide(model, state, ws, n_pairs):
+    """Write contacts for all candidate pairs and static colliders. Returns count, or -1 on overflow.
+
+    Pairs are collided in parallel chunks of pairs; then chunks of bodies write
+    their contacts (pairs, then static colliders) in parallel into their own
+    shares of the buffers, which are packed into one list in key order. A share
+    that runs out reports an overflow, and the caller grows the buffers.
+    """
+    _collide_pairs(model, state, ws, n_pairs)
+    n = model.n_bodies
+    chunks = max(1, min(PARALLEL_CHUNKS, n))
+    chunk_end = np.empty(chunks, dtype=np.int64)
+    _emit_in_chunks(model, state, ws, n_pairs, chunk_end)
+    # pack the shares: each moves left (or stays), so a forward copy never overwrites unread contacts
+    capacity = ws.contact_key.shape[0]
+    count = 0
+    for k in range(chunks):
+        if chunk_end[k] < 0:
+            return -1
+        first = k * capacity // chunks
+        if first == count:  # already in place
+            count = chunk_end[k]
+            continue
+        for c in range(first, chunk_end[k]):
+            ws.contact_a[count] = ws.contact_a[c]
+            ws.contact_b[count] = ws.contact_b[c]
+            ws.contact_key[count] = ws.contact_key[c]
+            ws.contact_depth[count] = ws.contact_depth[c]
+            for m in range(3):
+                ws.contact_normal[count, m] = ws.contact_normal[c, m]
+                ws.contact_point[count, m] = ws.contact_point[c, m]
             count += 1
     return count

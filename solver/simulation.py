@@ -266,9 +266,9 @@ class Simulation:
         update_body_frames(model, self._bodies, ws, 0.0, 0.0)
         while True:
             with _KERNEL_LOCK:
-                n_pairs = find_pairs(self._bodies.position, ws.half_extent, model.inv_mass >= 0.0, ws.cell,
-                                     ws.bucket_start, ws.bucket_body, ws.bucket_fill, ws.pair_a, ws.pair_b,
-                                     PARALLEL_CHUNKS)
+                n_pairs = find_pairs(self._bodies.position, ws.half_extent, model.inv_mass >= 0.0,
+                                     ws.bucket_start, ws.bucket_body, ws.bucket_key, ws.bucket_box, ws.bucket_fill,
+                                     ws.pair_a, ws.pair_b, PARALLEL_CHUNKS)
                 count = collide(model, self._bodies, ws, n_pairs) if n_pairs >= 0 else -1
             if count >= 0:
                 break

@@ -38,9 +38,10 @@ class Workspace(NamedTuple):
     reach: np.ndarray             # (N,) contact margin plus distance travelled this substep
     pseudo_linear: np.ndarray     # (N, 3) split-impulse velocities
     pseudo_angular: np.ndarray    # (N, 3)
-    cell: np.ndarray              # (N, 3) int64 grid cell of each body
-    bucket_start: np.ndarray      # (T + 1,) int64
-    bucket_body: np.ndarray       # (N,) int64
+    bucket_start: np.ndarray      # (T + 1,) int64 broad-phase grid: first entry of each hash bucket
+    bucket_body: np.ndarray       # (N,) int64 bodies in bucket order
+    bucket_key: np.ndarray        # (N,) int64 their packed grid cells
+    bucket_box: np.ndarray        # (N, 6) their box centres and half sizes
     bucket_fill: np.ndarray       # (T,) int64
     pair_a: np.ndarray            # (P,) int64
     pair_b: np.ndarray            # (P,) int64
@@ -133,8 +134,8 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
     return Workspace(
         rotation=np.zeros((n, 3, 3)), shape=np.zeros((n, 3, 3)), inv_inertia_world=np.zeros((n, 3, 3)),
         half_extent=np.zeros((n, 3)), reach=np.zeros(n), pseudo_linear=np.zeros((n, 3)), pseudo_angular=np.zeros((n, 3)),
-        cell=np.zeros((n, 3), dtype=np.int64), bucket_start=np.zeros(table + 1, dtype=np.int64),
-        bucket_body=np.zeros(n, dtype=np.int64), bucket_fill=np.zeros(table, dtype=np.int64),
+        bucket_start=np.zeros(table + 1, dtype=np.int64), bucket_body=np.zeros(n, dtype=np.int64),
+        bucket_key=np.zeros(n, dtype=np.int64), bucket_box=np.zeros((n, 6)), bucket_fill=np.zeros(table, dtype=np.int64),
         pair_a=np.zeros(pair_capacity, dtype=np.int64), pair_b=np.zeros(pair_capacity, dtype=np.int64),
         pair_depth=np.zeros(pair_capacity), pair_normal=np.zeros((pair_capacity, 3)),
         pair_point=np.zeros((pair_capacity, 3)), body_energy=np.zeros(n), pair_origin=np.zeros((n, 3)), pair_extent=np.zeros((n, 3)), pair_list=np.zeros(2, dtype=np.int64),

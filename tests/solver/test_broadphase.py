@@ -25,20 +25,29 @@ def random_boxes(rng, n, box_side):
     return position, half_extent, dynamic
 
 
+def pairs_of(position, half_extent, dynamic, ws, chunks, buckets=None):
+    """find_pairs with the workspace's buffers; ``buckets`` shrinks the hash table to force collisions."""
+    bucket_start, bucket_fill = ws.bucket_start, ws.bucket_fill
+    if buckets is not None:
+        bucket_start, bucket_fill = np.zeros(buckets + 1, dtype=np.int64), np.zeros(buckets, dtype=np.int64)
+    return find_pairs(position, half_extent, dynamic, bucket_start, ws.bucket_body, ws.bucket_key, ws.bucket_box,
+                      bucket_fill, ws.pair_a, ws.pair_b, chunks)
+
+
 def listed_pairs(ws, count):
     a, b = ws.pair_a[:count], ws.pair_b[:count]
     return list(zip(a.tolist(), b.tolist()))
 
 
-@pytest.mark.parametrize("chunks", [1, 3, 8])
-def test_find_pairs_matches_all_pairs_sorted_and_unique(chunks):
+@pytest.mark.parametrize("chunks, buckets", [(1, None), (3, None), (8, None), (3, 1), (2, 4)])
+def test_find_pairs_matches_all_pairs_sorted_and_unique(chunks, buckets):
+    """buckets=1 puts every cell in one bucket: neighbouring cells must still give each pair once."""
     rng = np.random.default_rng(7)
     for trial in range(20):
         n = int(rng.integers(2, 400))
         position, half_extent, dynamic = random_boxes(rng, n, box_side=float(rng.uniform(0.2, 1.5)))
         ws = new_workspace(n, 64 * n, 8, 6, 1)
-        count = find_pairs(position, half_extent, dynamic, ws.cell, ws.bucket_start, ws.bucket_body,
-                           ws.bucket_fill, ws.pair_a, ws.pair_b, chunks)
+        count = pairs_of(position, half_extent, dynamic, ws, chunks, buckets)
         pairs = listed_pairs(ws, count)
         assert pairs == sorted(pairs), "pairs must come out sorted by (a, b)"
         assert len(set(pairs)) == len(pairs), "no pair twice"
@@ -50,8 +59,7 @@ def test_find_pairs_reports_a_full_buffer(chunks):
     position = np.zeros((5, 3))
     half_extent = np.full((5, 3), 0.1)
     ws = new_workspace(5, 3, 8, 6, 1)  # 10 pairs overlap, room for 3
-    assert find_pairs(position, half_extent, np.ones(5, dtype=np.bool_), ws.cell, ws.bucket_start,
-                      ws.bucket_body, ws.bucket_fill, ws.pair_a, ws.pair_b, chunks) == -1
+    assert pairs_of(position, half_extent, np.ones(5, dtype=np.bool_), ws, chunks) == -1
 
 
 def test_reused_pair_list_holds_every_overlap_while_bodies_stay_within_the_skin():
