@@ -101,8 +101,13 @@ def _track_pose(model, body, t, out):
 
 
 @njit(**JIT)
-def predict_velocities(model, state, h, linear_damping, angular_damping):
-    """Gravity and damping for dynamic bodies; pose and velocity from the track for kinematic ones."""
+def predict_velocities(model, state, h, linear_damping, angular_damping, start_linear, start_angular):
+    """Gravity and damping for dynamic bodies; pose and velocity from the track for kinematic ones.
+
+    The velocities before the prediction go to start_linear/start_angular, so
+    restore_velocities can undo it (the kinematic poses it sets are the same
+    when the substep is redone).
+    """
     g = model.gravity
     t = state.time[0]
     now = np.empty(7)
@@ -110,6 +115,9 @@ def predict_velocities(model, state, h, linear_damping, angular_damping):
     linear_factor = 1.0 / (1.0 + h * linear_damping)
     angular_factor = 1.0 / (1.0 + h * angular_damping)
     for i in range(model.n_bodies):
+        for k in range(3):
+            start_linear[i, k] = state.linear_velocity[i, k]
+            start_angular[i, k] = state.angular_velocity[i, k]
         kind = model.body_kind[i]
         if kind == DYNAMIC:
             for k in range(3):
@@ -133,6 +141,13 @@ def predict_velocities(model, state, h, linear_damping, angular_damping):
             state.angular_velocity[i, 0] = dx * scale
             state.angular_velocity[i, 1] = dy * scale
             state.angular_velocity[i, 2] = dz * scale
+
+
+@njit(**JIT)
+def restore_velocities(state, start_linear, start_angular):
+    """Undo predict_velocities: the velocities it started from."""
+    state.linear_velocity[:] = start_linear
+    state.angular_velocity[:] = start_angular
 
 
 @njit(**JIT_PARALLEL)

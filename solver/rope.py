@@ -411,13 +411,6 @@ def copy_rope_state(state):
                              if not field.startswith("work_")})
 
 
-def restore_rope_state(target, source):
-    """Copy the dynamic fields of ``source`` into ``target`` in place."""
-    for field in target._fields:
-        if not field.startswith("work_"):
-            getattr(target, field)[...] = getattr(source, field)
-
-
 # ----------------------------------------------------------------------------------------------
 # read-outs
 

@@ -12,7 +12,7 @@ from .integrate import body_kinetic_energies, update_body_frames
 from .math3d import PARALLEL_CHUNKS
 from .model import build_model
 from .recording import Recording
-from .rope import build_ropes, copy_rope_state, restore_rope_state, rope_nodes, rope_segments
+from .rope import build_ropes, copy_rope_state, rope_nodes, rope_segments
 from .state import (IMPULSE_WIDTH, BodyState, copy_body_state, grow_cache, new_body_state,
                     new_workspace)
 from .step import (CONTACT_OVERFLOW, DIVERGED, OK, PAIR_OVERFLOW, PHASES, Settings, record_step_statistics,
@@ -204,15 +204,14 @@ class Simulation:
     def _advance(self, h: float, substeps: int, frame) -> None:
         ws = self._ws
         ws.phase_seconds[:] = 0.0
-        snapshot = copy_body_state(self._bodies, trim_cache=True)  # only to redo this call after an overflow
-        rope_snapshot = copy_rope_state(self._rope_state) if self.scene.ropes else None
+        remaining = substeps
         while True:
             with _KERNEL_LOCK:
                 if self.scene.ropes:
-                    status = run_substeps_with_ropes(self.model, self._bodies, ws, self.settings, h, substeps,
+                    status = run_substeps_with_ropes(self.model, self._bodies, ws, self.settings, h, remaining,
                                                      self._rope_model, self._rope_state)
                 else:
-                    status = run_substeps(self.model, self._bodies, ws, self.settings, h, substeps)
+                    status = run_substeps(self.model, self._bodies, ws, self.settings, h, remaining)
             if status == OK:
                 break
             if status == DIVERGED:
@@ -222,15 +221,17 @@ class Simulation:
                     raise SimulationDiverged(frame, body, self.scene.ropes[rope]["name"] or f"rope {rope}",
                                              self.time, None)
                 raise SimulationDiverged(frame, body, self.scene.bodies[body]["name"], self.time, None)
-            # a buffer was too small: grow it geometrically and redo the whole call from the snapshot
+            # a buffer was too small: the compiled loop left the state where its last full substep did;
+            # grow the buffer geometrically and go on with the substeps that are left
+            remaining -= int(ws.counters[4])
             if status == PAIR_OVERFLOW:
                 self._pair_capacity *= 2
             elif status == CONTACT_OVERFLOW:
                 self._contact_capacity *= 2
+            seconds = ws.phase_seconds.copy()
             self._ws = ws = self._new_workspace()
-            self._bodies = grow_cache(copy_body_state(snapshot), self._contact_capacity)
-            if rope_snapshot is not None:
-                restore_rope_state(self._rope_state, rope_snapshot)
+            ws.phase_seconds[:] = seconds
+            self._bodies = grow_cache(self._bodies, self._contact_capacity)
         self._update_stats(substeps)
 
     def _update_stats(self, substeps: int) -> None:

@@ -37,6 +37,8 @@ class Workspace(NamedTuple):
     half_extent: np.ndarray       # (N, 3) world AABB half sizes, grown by the reach
     reach: np.ndarray             # (N,) contact margin plus distance travelled this substep
     pseudo_linear: np.ndarray     # (N, 3) split-impulse velocities
+    start_linear: np.ndarray      # (N, 3) velocities before this substep's prediction, restored on a buffer overflow
+    start_angular: np.ndarray     # (N, 3)
     pseudo_angular: np.ndarray    # (N, 3)
     bucket_start: np.ndarray      # (T + 1,) int64 broad-phase grid: first entry of each hash bucket
     bucket_body: np.ndarray       # (N,) int64 bodies in bucket order
@@ -78,7 +80,8 @@ class Workspace(NamedTuple):
     slot_cache: np.ndarray        # (C,) int64 row of last substep's cache, -1 if new
     slab_start: np.ndarray        # (slabs + 2,) int64 first slot of each slab, the boundary class, the end
     sweep_change: np.ndarray      # (slabs + 1,) largest velocity change of the last sweep per slab and boundary
-    counters: np.ndarray          # (4,) int64: pairs, contacts, velocity sweeps run, diverged body
+    counters: np.ndarray          # (5,) int64: pairs, contacts, velocity sweeps run, diverged body,
+                                  #   substeps completed by the call
     phase_seconds: np.ndarray     # (N_PHASES,)
     step_stats: np.ndarray        # (2,) after the last substep: max penetration, kinetic energy
 
@@ -98,13 +101,9 @@ def new_body_state(bodies: list, capacity: int) -> BodyState:
     )
 
 
-def copy_body_state(state: BodyState, trim_cache: bool = False) -> BodyState:
-    """Deep copy; with trim_cache the contact cache keeps only its used rows (restore with grow_cache)."""
-    if not trim_cache:
-        return BodyState(*[np.array(field, copy=True) for field in state])
-    count = int(state.cache_count[0])
-    return BodyState(*[np.array(field[:count] if name.startswith("cache_") and name != "cache_count" else field,
-                                copy=True) for name, field in zip(BodyState._fields, state)])
+def copy_body_state(state: BodyState) -> BodyState:
+    """Deep copy."""
+    return BodyState(*[np.array(field, copy=True) for field in state])
 
 
 def grow_cache(state: BodyState, capacity: int) -> BodyState:
@@ -134,6 +133,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
     return Workspace(
         rotation=np.zeros((n, 3, 3)), shape=np.zeros((n, 3, 3)), inv_inertia_world=np.zeros((n, 3, 3)),
         half_extent=np.zeros((n, 3)), reach=np.zeros(n), pseudo_linear=np.zeros((n, 3)), pseudo_angular=np.zeros((n, 3)),
+        start_linear=np.zeros((n, 3)), start_angular=np.zeros((n, 3)),
         bucket_start=np.zeros(table + 1, dtype=np.int64), bucket_body=np.zeros(n, dtype=np.int64),
         bucket_key=np.zeros(n, dtype=np.int64), bucket_box=np.zeros((n, 6)), bucket_fill=np.zeros(table, dtype=np.int64),
         pair_a=np.zeros(pair_capacity, dtype=np.int64), pair_b=np.zeros(pair_capacity, dtype=np.int64),
@@ -151,5 +151,5 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         contact_slot=np.zeros(c, dtype=np.int64), slot_contact=np.zeros(c, dtype=np.int64),
         slot_a=np.zeros(c, dtype=np.int64), slot_b=np.zeros(c, dtype=np.int64),
         slot_cache=np.zeros(c, dtype=np.int64), slab_start=np.zeros(slabs + 2, dtype=np.int64),
-        sweep_change=np.zeros(slabs + 1), counters=np.zeros(4, dtype=np.int64), phase_seconds=np.zeros(n_phases), step_stats=np.zeros(2),
+        sweep_change=np.zeros(slabs + 1), counters=np.zeros(5, dtype=np.int64), phase_seconds=np.zeros(n_phases), step_stats=np.zeros(2),
     )

@@ -24,7 +24,8 @@ from .broadphase import update_pairs
 from .collision import collide
 from .contact_solver import (apply_restitution, prepare_contacts, set_penetration_targets, solve_penetration,
                              solve_velocities, store_impulses, warm_start)
-from .integrate import first_non_finite_body, integrate_positions, predict_velocities, update_body_frames
+from .integrate import (first_non_finite_body, integrate_positions, predict_velocities, restore_velocities,
+                        update_body_frames)
 from .math3d import JIT
 from .rope_contacts import rope_collide
 from .rope_kernels import first_non_finite_rope, rope_substep
@@ -63,18 +64,26 @@ def _clock():
 
 @njit(**JIT)
 def _body_phases(model, state, ws, settings, h, dynamic):
-    """Phases 1 to 4 for the bodies. Returns OK or an overflow code; times go to ws.phase_seconds[0:4]."""
+    """Phases 1 to 4 for the bodies. Returns OK or an overflow code; times go to ws.phase_seconds[0:4].
+
+    An overflow comes before anything but the velocity prediction has changed
+    the state; that is undone, so the state is still the one at the start of
+    the substep and the caller can grow the buffers and carry on from there.
+    """
     times = ws.phase_seconds
     t0 = _clock()
-    predict_velocities(model, state, h, settings.linear_damping, settings.angular_damping)
+    predict_velocities(model, state, h, settings.linear_damping, settings.angular_damping, ws.start_linear,
+                       ws.start_angular)
     update_body_frames(model, state, ws, settings.margin, h)
     t1 = _clock()
     n_pairs = update_pairs(state.position, ws.half_extent, dynamic, settings.pair_skin, ws)
     if n_pairs < 0:
+        restore_velocities(state, ws.start_linear, ws.start_angular)
         return PAIR_OVERFLOW
     t2 = _clock()
     n_contacts = collide(model, state, ws, n_pairs)
     if n_contacts < 0:
+        restore_velocities(state, ws.start_linear, ws.start_angular)
         return CONTACT_OVERFLOW
     t3 = _clock()
     slabs = settings.threads
@@ -147,16 +156,20 @@ def record_step_statistics(ws):
 def run_substeps(model, state, ws, settings, h, substeps):
     """Advance a scene without ropes ``substeps`` substeps of length h. Returns OK or an overflow/divergence code.
 
+    ws.counters[4] holds the substeps completed; after an overflow the state is the one they left.
+
     Kept apart from run_substeps_with_ropes so scenes without ropes never compile the rope kernels.
     """
     dynamic = model.inv_mass > 0.0
-    for _ in range(substeps):
+    for substep in range(substeps):
+        ws.counters[4] = substep
         status = _body_phases(model, state, ws, settings, h, dynamic)
         if status != OK:
             return status
         status = _integrate_phase(model, state, ws, h)
         if status != OK:
             return status
+    ws.counters[4] = substeps
     record_step_statistics(ws)
     return OK
 
@@ -165,7 +178,8 @@ def run_substeps(model, state, ws, settings, h, substeps):
 def run_substeps_with_ropes(model, state, ws, settings, h, substeps, rope_model, rope_state):
     """run_substeps plus phase 5: rope internal constraints, pins, attachments and rope contacts."""
     dynamic = model.inv_mass > 0.0
-    for _ in range(substeps):
+    for substep in range(substeps):
+        ws.counters[4] = substep
         status = _body_phases(model, state, ws, settings, h, dynamic)
         if status != OK:
             return status
@@ -181,5 +195,6 @@ def run_substeps_with_ropes(model, state, ws, settings, h, substeps, rope_model,
         status = _integrate_phase(model, state, ws, h)
         if status != OK:
             return status
+    ws.counters[4] = substeps
     record_step_statistics(ws)
     return OK

@@ -174,3 +174,27 @@ def test_velocity_sweeps_stop_early_once_the_pile_rests():
 def test_sweep_tolerance_must_be_non_negative(tolerance):
     with pytest.raises(ValueError, match="sweep_tolerance"):
         solver.Simulation(build_pile(4), sweep_tolerance=tolerance)
+
+
+def test_buffers_grown_mid_frame_give_the_run_it_would_have_had():
+    """Pair and contact buffers that start far too small overflow inside frames, several times.
+
+    The compiled loop stops at the substep that overflowed with the state its
+    completed substeps left, and the simulation grows the buffer and goes on.
+    With one slab the solve order depends only on the contacts, so the run must
+    equal one whose buffers were large enough from the start, bit for bit.
+    """
+    def run(capacity):
+        sim = solver.Simulation(build_pile(60), dt=1 / 240, threads=1)
+        if capacity is not None:
+            sim._pair_capacity = sim._contact_capacity = capacity
+            sim._ws = sim._new_workspace()
+        recording = sim.run(frames=30, fps=60, substeps=4)
+        return sim, recording
+
+    roomy, roomy_recording = run(None)
+    tight, tight_recording = run(4)
+    assert tight._contact_capacity >= 64 and tight._pair_capacity >= 64  # grew from 4 at least four times each
+    assert roomy_recording.stats["contacts"].max() > 100  # the pile really formed
+    np.testing.assert_array_equal(tight_recording.body_poses, roomy_recording.body_poses)
+    np.testing.assert_array_equal(tight.state.angular_velocity, roomy.state.angular_velocity)
