@@ -47,6 +47,19 @@ def _quad(m, x, y, z):
     return mx, my, mz, np.sqrt(max(x * mx + y * my + z * mz, 1e-300))
 
 
+@njit(**JIT, inline="always")
+def _tangent_forms(m, t1x, t1y, t1z, t2x, t2y, t2z):
+    """t1'M t1, t2'M t2 and t1'M t2 for a symmetric M."""
+    m1x = m[0, 0] * t1x + m[0, 1] * t1y + m[0, 2] * t1z
+    m1y = m[1, 0] * t1x + m[1, 1] * t1y + m[1, 2] * t1z
+    m1z = m[2, 0] * t1x + m[2, 1] * t1y + m[2, 2] * t1z
+    m2x = m[0, 0] * t2x + m[0, 1] * t2y + m[0, 2] * t2z
+    m2y = m[1, 0] * t2x + m[1, 1] * t2y + m[1, 2] * t2z
+    m2z = m[2, 0] * t2x + m[2, 1] * t2y + m[2, 2] * t2z
+    return (t1x * m1x + t1y * m1y + t1z * m1z, t2x * m2x + t2y * m2y + t2z * m2z,
+            t1x * m2x + t1y * m2y + t1z * m2z)
+
+
 @njit(**JIT)
 def _width_gap(ma, mb, dx, dy, dz, nx, ny, nz):
     """sqrt(n'M_A n) + sqrt(n'M_B n) - d.n for a unit n."""
@@ -74,18 +87,10 @@ def minimise_width_gap(ma, mb, dx, dy, dz, nx, ny, nz):
         a2 = (max_ * t2x + may_ * t2y + maz_ * t2z) / sa
         b1 = (mbx * t1x + mby * t1y + mbz * t1z) / sb
         b2 = (mbx * t2x + mby * t2y + mbz * t2z) / sb
-        _, _, _, qa11 = _quad(ma, t1x, t1y, t1z)
-        _, _, _, qa22 = _quad(ma, t2x, t2y, t2z)
-        _, _, _, qb11 = _quad(mb, t1x, t1y, t1z)
-        _, _, _, qb22 = _quad(mb, t2x, t2y, t2z)
-        ma12 = (t1x * (ma[0, 0] * t2x + ma[0, 1] * t2y + ma[0, 2] * t2z)
-                + t1y * (ma[1, 0] * t2x + ma[1, 1] * t2y + ma[1, 2] * t2z)
-                + t1z * (ma[2, 0] * t2x + ma[2, 1] * t2y + ma[2, 2] * t2z))
-        mb12 = (t1x * (mb[0, 0] * t2x + mb[0, 1] * t2y + mb[0, 2] * t2z)
-                + t1y * (mb[1, 0] * t2x + mb[1, 1] * t2y + mb[1, 2] * t2z)
-                + t1z * (mb[2, 0] * t2x + mb[2, 1] * t2y + mb[2, 2] * t2z))
-        h11 = (qa11 * qa11 - a1 * a1) / sa + (qb11 * qb11 - b1 * b1) / sb - f
-        h22 = (qa22 * qa22 - a2 * a2) / sa + (qb22 * qb22 - b2 * b2) / sb - f
+        ma11, ma22, ma12 = _tangent_forms(ma, t1x, t1y, t1z, t2x, t2y, t2z)
+        mb11, mb22, mb12 = _tangent_forms(mb, t1x, t1y, t1z, t2x, t2y, t2z)
+        h11 = (ma11 - a1 * a1) / sa + (mb11 - b1 * b1) / sb - f
+        h22 = (ma22 - a2 * a2) / sa + (mb22 - b2 * b2) / sb - f
         h12 = (ma12 - a1 * a2) / sa + (mb12 - b1 * b2) / sb
         # Levenberg shift keeps the step a descent direction where the Hessian is indefinite
         trace = h11 + h22
