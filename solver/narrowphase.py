@@ -25,8 +25,11 @@ from .math3d import JIT, orthonormal_basis
 
 NEWTON_MAX_ITERATIONS = 40
 NEWTON_STEP_TOLERANCE = 1e-14
-# a full Newton step this short leaves an error of order its square (1e-10 rad): stop after it
-NEWTON_CONVERGED_STEP = 1e-5
+# a full Newton step this short leaves an error of order its square: stop after it. On the 10,000
+# reference pairs the normal is then within 3e-7 and the depth within 3e-13 of the smaller
+# semi-axis (the issue asks for 1e-6); a moving contact warm-started from the last substep
+# needs one Newton iteration less than with 1e-5 (a quarter less narrow-phase time in a settling pile)
+NEWTON_CONVERGED_STEP = 3e-4
 
 
 @njit(**JIT, inline="always")
