@@ -276,9 +276,19 @@ def _warm_start_range(start, end, slot_a, slot_b, slot_cache, contact_row, conta
         contact_impulse[c, 5] = cache_impulse[j, 7]
         a = slot_a[c]
         b = slot_b[c]
-        _row_apply(contact_row, c, linear_velocity, angular_velocity, a, b, N_, IAN, IBN, contact_impulse[c, 0])
-        _row_apply(contact_row, c, linear_velocity, angular_velocity, a, b, T1, IAT1, IBT1, contact_impulse[c, 1])
-        _row_apply(contact_row, c, linear_velocity, angular_velocity, a, b, T2, IAT2, IBT2, contact_impulse[c, 2])
+        # normal and friction impulses summed, then applied to each body once
+        ln, l1, l2 = contact_impulse[c, 0], contact_impulse[c, 1], contact_impulse[c, 2]
+        mb = contact_row[c, INV_MASS_B]
+        ma = contact_row[c, INV_MASS_A]
+        for k in range(3):
+            p = ln * contact_row[c, N_ + k] + l1 * contact_row[c, T1 + k] + l2 * contact_row[c, T2 + k]
+            linear_velocity[b, k] += mb * p
+            angular_velocity[b, k] += (ln * contact_row[c, IBN + k] + l1 * contact_row[c, IBT1 + k]
+                                       + l2 * contact_row[c, IBT2 + k])
+            if a >= 0:
+                linear_velocity[a, k] -= ma * p
+                angular_velocity[a, k] -= (ln * contact_row[c, IAN + k] + l1 * contact_row[c, IAT1 + k]
+                                           + l2 * contact_row[c, IAT2 + k])
         if contact_row[c, ROLLING] > 0.0:
             _angular_apply(contact_row, c, angular_velocity, a, b, IA1, IB1, contact_impulse[c, 3])
             _angular_apply(contact_row, c, angular_velocity, a, b, IA2, IB2, contact_impulse[c, 4])
