@@ -29,16 +29,20 @@ from numba import njit, prange
 
 from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, cross, mat_vec, orthonormal_basis
 
-# layout of ws.contact_row: 3-vectors at these offsets
+# layout of ws.contact_row: 3-vectors at these offsets; everything a velocity or split-impulse
+# sweep reads, so the rows a large pile's sweeps stream from memory carry nothing else
 N_, T1, T2 = 0, 3, 6                     # normal and tangents
 AN, BN, AT1, BT1, AT2, BT2 = 9, 12, 15, 18, 21, 24          # r_A x d and r_B x d for d = n, t1, t2
 IAN, IBN, IAT1, IBT1, IAT2, IBT2 = 27, 30, 33, 36, 39, 42   # I^-1 (r x d)
-IA1, IB1, IA2, IB2, IAS, IBS = 45, 48, 51, 54, 57, 60       # I^-1 t1, I^-1 t2, I^-1 n (rolling, spinning)
-MASS_N, MASS_T1, MASS_T2, MASS_R1, MASS_R2, MASS_S = 63, 64, 65, 66, 67, 68
-INV_MASS_A, INV_MASS_B, TARGET, FRICTION, ROLLING, SPINNING = 69, 70, 71, 72, 73, 74
-RESTITUTION, APPROACH = 75, 76   # restitution coefficient, normal velocity before the solve
-PUSH = 77                        # split-impulse target: separating pseudo-velocity along n
-ROW_WIDTH = 78
+MASS_N, MASS_T1, MASS_T2 = 45, 46, 47
+INV_MASS_A, INV_MASS_B, TARGET, FRICTION, ROLLING, SPINNING = 48, 49, 50, 51, 52, 53
+PUSH = 54                        # split-impulse target: separating pseudo-velocity along n
+ROW_WIDTH = 56
+# layout of ws.contact_aux, the terms read only where rolling or spinning friction or restitution act
+IA1, IB1, IA2, IB2, IAS, IBS = 0, 3, 6, 9, 12, 15           # I^-1 t1, I^-1 t2, I^-1 n (rolling, spinning)
+MASS_R1, MASS_R2, MASS_S = 18, 19, 20
+RESTITUTION, APPROACH = 21, 22   # restitution coefficient, normal velocity before the solve
+AUX_WIDTH = 23
 # ws.contact_impulse: normal, t1, t2, roll1, roll2, spin (scalars along this substep's frame)
 
 
@@ -142,7 +146,7 @@ def _prepare_side(rows, c, position, inv_inertia, body, point, offsets_r, offset
 
 @njit(**JIT_PARALLEL)
 def prepare_contacts(slot_contact, contact_a, contact_b, contact_normal, contact_point, contact_depth, contact_row,
-                     position, linear_velocity, angular_velocity, inv_mass, inv_inertia_world,
+                     contact_aux, position, linear_velocity, angular_velocity, inv_mass, inv_inertia_world,
                      body_material, static_material, material_friction, material_rolling, material_spinning,
                      material_restitution, n_contacts, h):
     """Jacobians, effective masses, material coefficients and normal velocity targets, row s for slot s.
@@ -152,14 +156,14 @@ def prepare_contacts(slot_contact, contact_a, contact_b, contact_normal, contact
     chunks = min(n_contacts, PARALLEL_CHUNKS)
     for k in prange(chunks):
         _prepare_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, slot_contact, contact_a, contact_b,
-                       contact_normal, contact_point, contact_depth, contact_row, position, linear_velocity,
+                       contact_normal, contact_point, contact_depth, contact_row, contact_aux, position, linear_velocity,
                        angular_velocity, inv_mass, inv_inertia_world, body_material, static_material,
                        material_friction, material_rolling, material_spinning, material_restitution, h)
 
 
 @njit(**JIT)
 def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_normal, contact_point, contact_depth,
-                   contact_row, position, linear_velocity, angular_velocity, inv_mass, inv_inertia_world,
+                   contact_row, contact_aux, position, linear_velocity, angular_velocity, inv_mass, inv_inertia_world,
                    body_material, static_material, material_friction, material_rolling, material_spinning,
                    material_restitution, h):
     offsets_ra = (AN, AT1, AT2)
@@ -176,7 +180,7 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
         contact_row[c, FRICTION] = np.sqrt(material_friction[mat_a] * material_friction[mat_b])
         contact_row[c, ROLLING] = max(material_rolling[mat_a], material_rolling[mat_b])
         contact_row[c, SPINNING] = max(material_spinning[mat_a], material_spinning[mat_b])
-        contact_row[c, RESTITUTION] = max(material_restitution[mat_a], material_restitution[mat_b])
+        contact_aux[c, RESTITUTION] = max(material_restitution[mat_a], material_restitution[mat_b])
         # the rolling and spinning rows' terms are read only where those coefficients are non-zero
         angular_rows = contact_row[c, ROLLING] > 0.0 or contact_row[c, SPINNING] > 0.0
         t1x, t1y, t1z, t2x, t2y, t2z = orthonormal_basis(n[0], n[1], n[2])
@@ -189,7 +193,7 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
             ib = inv_inertia_world[b]
             for d, off in ((N_, IBS), (T1, IB1), (T2, IB2)):
                 ix, iy, iz = mat_vec(ib, contact_row[c, d], contact_row[c, d + 1], contact_row[c, d + 2])
-                _store3(contact_row, c, off, ix, iy, iz)
+                _store3(contact_aux, c, off, ix, iy, iz)
         if a >= 0:
             _prepare_side(contact_row, c, position, inv_inertia_world, a, contact_point[contact], offsets_ra, offsets_ia)
             contact_row[c, INV_MASS_A] = inv_mass[a]
@@ -197,11 +201,13 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
                 ia = inv_inertia_world[a]
                 for d, off in ((N_, IAS), (T1, IA1), (T2, IA2)):
                     ix, iy, iz = mat_vec(ia, contact_row[c, d], contact_row[c, d + 1], contact_row[c, d + 2])
-                    _store3(contact_row, c, off, ix, iy, iz)
+                    _store3(contact_aux, c, off, ix, iy, iz)
         else:
             # static side: zero Jacobians so the solver's arithmetic on them stays exact
-            for offset in (AN, AT1, AT2, IAN, IAT1, IAT2, IA1, IA2, IAS):
+            for offset in (AN, AT1, AT2, IAN, IAT1, IAT2):
                 _store3(contact_row, c, offset, 0.0, 0.0, 0.0)
+            for offset in (IA1, IA2, IAS):
+                _store3(contact_aux, c, offset, 0.0, 0.0, 0.0)
             contact_row[c, INV_MASS_A] = 0.0
         # effective masses 1 / (J M^-1 J')
         for d, ja, jb, ia_, ib_, slot in ((N_, AN, BN, IAN, IBN, MASS_N), (T1, AT1, BT1, IAT1, IBT1, MASS_T1),
@@ -212,13 +218,13 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
             contact_row[c, slot] = 1.0 / k if k > 0.0 else 0.0
         if angular_rows:
             for d, ia_, ib_, slot in ((T1, IA1, IB1, MASS_R1), (T2, IA2, IB2, MASS_R2), (N_, IAS, IBS, MASS_S)):
-                k = _dot3(contact_row, c, d, contact_row[c, ib_], contact_row[c, ib_ + 1], contact_row[c, ib_ + 2])
+                k = _dot3(contact_row, c, d, contact_aux[c, ib_], contact_aux[c, ib_ + 1], contact_aux[c, ib_ + 2])
                 if a >= 0:
-                    k += _dot3(contact_row, c, d, contact_row[c, ia_], contact_row[c, ia_ + 1], contact_row[c, ia_ + 2])
-                contact_row[c, slot] = 1.0 / k if k > 0.0 else 0.0
+                    k += _dot3(contact_row, c, d, contact_aux[c, ia_], contact_aux[c, ia_ + 1], contact_aux[c, ia_ + 2])
+                contact_aux[c, slot] = 1.0 / k if k > 0.0 else 0.0
         # speculative contacts may close their gap during this substep, but not more
         contact_row[c, TARGET] = min(contact_depth[contact], 0.0) / h
-        contact_row[c, APPROACH] = _row_velocity(contact_row, c, linear_velocity, angular_velocity, a, b, N_, AN, BN)
+        contact_aux[c, APPROACH] = _row_velocity(contact_row, c, linear_velocity, angular_velocity, a, b, N_, AN, BN)
 
 
 @njit(**JIT_PARALLEL)
@@ -261,8 +267,8 @@ def _penetration_target_range(start, end, slot_contact, slot_a, slot_b, solve_or
 
 
 @njit(**JIT)
-def _warm_start_range(start, end, slot_a, slot_b, slot_cache, contact_row, contact_impulse, cache_impulse,
-                      linear_velocity, angular_velocity):
+def _warm_start_range(start, end, slot_a, slot_b, slot_cache, contact_row, contact_aux, contact_impulse,
+                      cache_impulse, linear_velocity, angular_velocity):
     for c in range(start, end):
         j = slot_cache[c]
         if j < 0:
@@ -290,21 +296,21 @@ def _warm_start_range(start, end, slot_a, slot_b, slot_cache, contact_row, conta
                 angular_velocity[a, k] -= (ln * contact_row[c, IAN + k] + l1 * contact_row[c, IAT1 + k]
                                            + l2 * contact_row[c, IAT2 + k])
         if contact_row[c, ROLLING] > 0.0:
-            _angular_apply(contact_row, c, angular_velocity, a, b, IA1, IB1, contact_impulse[c, 3])
-            _angular_apply(contact_row, c, angular_velocity, a, b, IA2, IB2, contact_impulse[c, 4])
+            _angular_apply(contact_aux, c, angular_velocity, a, b, IA1, IB1, contact_impulse[c, 3])
+            _angular_apply(contact_aux, c, angular_velocity, a, b, IA2, IB2, contact_impulse[c, 4])
         if contact_row[c, SPINNING] > 0.0:
-            _angular_apply(contact_row, c, angular_velocity, a, b, IAS, IBS, contact_impulse[c, 5])
+            _angular_apply(contact_aux, c, angular_velocity, a, b, IAS, IBS, contact_impulse[c, 5])
 
 
 @njit(**JIT_PARALLEL)
-def warm_start(slab_start, slabs, slot_a, slot_b, slot_cache, contact_row, contact_impulse, cache_impulse,
-               linear_velocity, angular_velocity):
+def warm_start(slab_start, slabs, slot_a, slot_b, slot_cache, contact_row, contact_aux, contact_impulse,
+               cache_impulse, linear_velocity, angular_velocity):
     """Take the impulses of contacts that existed last substep (cache row slot_cache), re-projected on the new frame."""
     for k in prange(slabs):
         _warm_start_range(slab_start[k], slab_start[k + 1], slot_a, slot_b, slot_cache, contact_row,
-                          contact_impulse, cache_impulse, linear_velocity, angular_velocity)
+                          contact_aux, contact_impulse, cache_impulse, linear_velocity, angular_velocity)
     _warm_start_range(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b, slot_cache, contact_row,
-                      contact_impulse, cache_impulse, linear_velocity, angular_velocity)
+                      contact_aux, contact_impulse, cache_impulse, linear_velocity, angular_velocity)
 
 
 @njit(**JIT, inline="always")
@@ -327,7 +333,7 @@ def _clamp_to_disc(x, y, radius):
 
 
 @njit(**JIT_PARALLEL)
-def solve_velocities(slab_start, slabs, slot_a, slot_b, contact_row, contact_impulse, linear_velocity,
+def solve_velocities(slab_start, slabs, slot_a, slot_b, contact_row, contact_aux, contact_impulse, linear_velocity,
                      angular_velocity, iterations, tolerance, sweep_change):
     """Gauss-Seidel sweeps over all contacts: the slabs in parallel, and the boundary. Returns the sweeps run.
 
@@ -345,13 +351,15 @@ def solve_velocities(slab_start, slabs, slot_a, slot_b, contact_row, contact_imp
     for sweep in range(iterations):
         if sweep % 2 == 1:
             sweep_change[slabs] = _velocity_sweep(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b,
-                                                  contact_row, contact_impulse, linear_velocity, angular_velocity)
+                                                  contact_row, contact_aux, contact_impulse, linear_velocity,
+                                                  angular_velocity)
         for k in prange(slabs):
             sweep_change[k] = _velocity_sweep(slab_start[k], slab_start[k + 1], slot_a, slot_b, contact_row,
-                                              contact_impulse, linear_velocity, angular_velocity)
+                                              contact_aux, contact_impulse, linear_velocity, angular_velocity)
         if sweep % 2 == 0:
             sweep_change[slabs] = _velocity_sweep(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b,
-                                                  contact_row, contact_impulse, linear_velocity, angular_velocity)
+                                                  contact_row, contact_aux, contact_impulse, linear_velocity,
+                                                  angular_velocity)
         largest = 0.0
         for k in range(slabs + 1):
             largest = max(largest, sweep_change[k])
@@ -361,7 +369,8 @@ def solve_velocities(slab_start, slabs, slot_a, slot_b, contact_row, contact_imp
 
 
 @njit(**JIT)
-def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_impulse, linear_velocity, angular_velocity):
+def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_aux, contact_impulse, linear_velocity,
+                    angular_velocity):
     """One Gauss-Seidel sweep over slots start..end: friction, rolling and spinning first, the normal row last.
 
     Returns the largest velocity change a contact's normal and friction
@@ -375,6 +384,7 @@ def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_impulse, li
     lin = linear_velocity
     ang = angular_velocity
     rows = contact_row
+    aux = contact_aux
     change = 0.0
     for c in range(start, end):
         a = slot_a[c]
@@ -427,34 +437,34 @@ def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_impulse, li
         if rows[c, ROLLING] > 0.0:
             rwx, rwy, rwz = wbx - wax, wby - way, wbz - waz
             r1, r2 = _clamp_to_disc(
-                contact_impulse[c, 3] - rows[c, MASS_R1] * (t1x * rwx + t1y * rwy + t1z * rwz),
-                contact_impulse[c, 4] - rows[c, MASS_R2] * (t2x * rwx + t2y * rwy + t2z * rwz),
+                contact_impulse[c, 3] - aux[c, MASS_R1] * (t1x * rwx + t1y * rwy + t1z * rwz),
+                contact_impulse[c, 4] - aux[c, MASS_R2] * (t2x * rwx + t2y * rwy + t2z * rwz),
                 rows[c, ROLLING] * contact_impulse[c, 0])
             d1 = r1 - contact_impulse[c, 3]
             d2 = r2 - contact_impulse[c, 4]
             contact_impulse[c, 3] = r1
             contact_impulse[c, 4] = r2
-            wbx += d1 * rows[c, IB1] + d2 * rows[c, IB2]
-            wby += d1 * rows[c, IB1 + 1] + d2 * rows[c, IB2 + 1]
-            wbz += d1 * rows[c, IB1 + 2] + d2 * rows[c, IB2 + 2]
-            wax -= d1 * rows[c, IA1] + d2 * rows[c, IA2]
-            way -= d1 * rows[c, IA1 + 1] + d2 * rows[c, IA2 + 1]
-            waz -= d1 * rows[c, IA1 + 2] + d2 * rows[c, IA2 + 2]
+            wbx += d1 * aux[c, IB1] + d2 * aux[c, IB2]
+            wby += d1 * aux[c, IB1 + 1] + d2 * aux[c, IB2 + 1]
+            wbz += d1 * aux[c, IB1 + 2] + d2 * aux[c, IB2 + 2]
+            wax -= d1 * aux[c, IA1] + d2 * aux[c, IA2]
+            way -= d1 * aux[c, IA1 + 1] + d2 * aux[c, IA2 + 1]
+            waz -= d1 * aux[c, IA1 + 2] + d2 * aux[c, IA2 + 2]
 
         # spinning resistance, |lambda_s| <= mu_s * lambda_n (mu_s is a length)
         if rows[c, SPINNING] > 0.0:
             spin = nx * (wbx - wax) + ny * (wby - way) + nz * (wbz - waz)
             limit = rows[c, SPINNING] * contact_impulse[c, 0]
             old = contact_impulse[c, 5]
-            new = min(max(old - rows[c, MASS_S] * spin, -limit), limit)
+            new = min(max(old - aux[c, MASS_S] * spin, -limit), limit)
             contact_impulse[c, 5] = new
             ds = new - old
-            wbx += ds * rows[c, IBS]
-            wby += ds * rows[c, IBS + 1]
-            wbz += ds * rows[c, IBS + 2]
-            wax -= ds * rows[c, IAS]
-            way -= ds * rows[c, IAS + 1]
-            waz -= ds * rows[c, IAS + 2]
+            wbx += ds * aux[c, IBS]
+            wby += ds * aux[c, IBS + 1]
+            wbz += ds * aux[c, IBS + 2]
+            wax -= ds * aux[c, IAS]
+            way -= ds * aux[c, IAS + 1]
+            waz -= ds * aux[c, IAS + 2]
 
         # normal: n.v >= target, lambda_n >= 0
         vn = (nx * (vbx - vax) + ny * (vby - vay) + nz * (vbz - vaz) + _dot3(rows, c, BN, wbx, wby, wbz)
@@ -487,7 +497,7 @@ def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_impulse, li
 
 
 @njit(**JIT)
-def apply_restitution(slot_a, slot_b, contact_row, contact_impulse, linear_velocity, angular_velocity,
+def apply_restitution(slot_a, slot_b, contact_row, contact_aux, contact_impulse, linear_velocity, angular_velocity,
                       n_contacts, threshold):
     """Bounce: contacts that pushed and were approaching faster than threshold leave at -e times that speed.
 
@@ -496,13 +506,13 @@ def apply_restitution(slot_a, slot_b, contact_row, contact_impulse, linear_veloc
     the substep bounces with the full impact speed.
     """
     for c in range(n_contacts):
-        if contact_row[c, APPROACH] > -threshold or contact_impulse[c, 0] == 0.0 or contact_row[c, RESTITUTION] == 0.0:
+        if contact_aux[c, APPROACH] > -threshold or contact_impulse[c, 0] == 0.0 or contact_aux[c, RESTITUTION] == 0.0:
             continue
         a = slot_a[c]
         b = slot_b[c]
         vn = _row_velocity(contact_row, c, linear_velocity, angular_velocity, a, b, N_, AN, BN)
         old = contact_impulse[c, 0]
-        contact_impulse[c, 0] = max(old - contact_row[c, MASS_N] * (vn + contact_row[c, RESTITUTION] * contact_row[c, APPROACH]), 0.0)
+        contact_impulse[c, 0] = max(old - contact_row[c, MASS_N] * (vn + contact_aux[c, RESTITUTION] * contact_aux[c, APPROACH]), 0.0)
         _row_apply(contact_row, c, linear_velocity, angular_velocity, a, b, N_, IAN, IBN, contact_impulse[c, 0] - old)
 
 

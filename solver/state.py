@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .contact_solver import ROW_WIDTH
+from .contact_solver import AUX_WIDTH, ROW_WIDTH
 
 # cached impulse layout (world frame): normal, friction vector (3), rolling vector (3), spinning
 IMPULSE_WIDTH = 8
@@ -63,6 +63,7 @@ class Workspace(NamedTuple):
     contact_impulse: np.ndarray   # (C, 6) accumulated impulses along this substep's frame
     contact_pseudo: np.ndarray    # (C,) accumulated split impulse
     contact_row: np.ndarray       # (C, ROW_WIDTH) Jacobians, masses, targets (see contact_solver)
+    contact_aux: np.ndarray       # (C, AUX_WIDTH) rolling, spinning and restitution terms
     # solve order (see solve_order): rows, impulses and solve_* velocities are indexed by slot / solve index
     slab_bounds: np.ndarray       # (slabs - 1,) split positions along x, kept between substeps
     body_slab: np.ndarray         # (N,) int64 slab of each body
@@ -143,7 +144,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         contact_key=np.zeros(c, dtype=np.int64), contact_normal=np.zeros((c, 3)),
         contact_point=np.zeros((c, 3)), contact_depth=np.zeros(c),
         contact_impulse=np.zeros((c, 6)), contact_pseudo=np.zeros(c),
-        contact_row=np.zeros((c, ROW_WIDTH)),
+        contact_row=np.zeros((c, ROW_WIDTH)), contact_aux=np.zeros((c, AUX_WIDTH)),
         slab_bounds=np.full(slabs - 1, np.inf), body_slab=np.zeros(n, dtype=np.int64), solve_body=np.zeros(n, dtype=np.int64),
         solve_origin=np.zeros(n, dtype=np.int64), body_colours=np.zeros(n, dtype=np.int64),
         solve_linear=np.zeros((n, 3)), solve_angular=np.zeros((n, 3)),
