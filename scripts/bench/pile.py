@@ -3,7 +3,7 @@
 Run from the repository root (so that ``import solver`` resolves):
 
     .venv/bin/python -m scripts.bench.pile                       # 1,000 bodies, ours and MuJoCo, 2 s
-    .venv/bin/python -m scripts.bench.pile --n 1000 10000 100000 --seconds 0.5   # scaling, ours only
+    .venv/bin/python -m scripts.bench.pile --n 1000 10000 100000                 # scaling, ours only, 2 s each
     .venv/bin/python -m scripts.bench.pile --engines mujoco --n 200 --seconds 0.5
 
 Both engines get the same scene from the same seed: semi-axes uniform in
