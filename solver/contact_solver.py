@@ -156,15 +156,15 @@ def prepare_contacts(slot_contact, contact_a, contact_b, contact_normal, contact
     chunks = min(n_contacts, PARALLEL_CHUNKS)
     for k in prange(chunks):
         _prepare_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, slot_contact, contact_a, contact_b,
-                       contact_normal, contact_point, contact_depth, contact_row, contact_aux, position, linear_velocity,
-                       angular_velocity, inv_mass, inv_inertia_world, body_material, static_material,
+                       contact_normal, contact_point, contact_depth, contact_row, contact_aux, position,
+                       linear_velocity, angular_velocity, inv_mass, inv_inertia_world, body_material, static_material,
                        material_friction, material_rolling, material_spinning, material_restitution, h)
 
 
 @njit(**JIT)
 def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_normal, contact_point, contact_depth,
-                   contact_row, contact_aux, position, linear_velocity, angular_velocity, inv_mass, inv_inertia_world,
-                   body_material, static_material, material_friction, material_rolling, material_spinning,
+                   contact_row, contact_aux, position, linear_velocity, angular_velocity, inv_mass,
+                   inv_inertia_world, body_material, static_material, material_friction, material_rolling, material_spinning,
                    material_restitution, h):
     offsets_ra = (AN, AT1, AT2)
     offsets_ia = (IAN, IAT1, IAT2)
@@ -512,7 +512,8 @@ def apply_restitution(slot_a, slot_b, contact_row, contact_aux, contact_impulse,
         b = slot_b[c]
         vn = _row_velocity(contact_row, c, linear_velocity, angular_velocity, a, b, N_, AN, BN)
         old = contact_impulse[c, 0]
-        contact_impulse[c, 0] = max(old - contact_row[c, MASS_N] * (vn + contact_aux[c, RESTITUTION] * contact_aux[c, APPROACH]), 0.0)
+        bounce = contact_aux[c, RESTITUTION] * contact_aux[c, APPROACH]
+        contact_impulse[c, 0] = max(old - contact_row[c, MASS_N] * (vn + bounce), 0.0)
         _row_apply(contact_row, c, linear_velocity, angular_velocity, a, b, N_, IAN, IBN, contact_impulse[c, 0] - old)
 
 

@@ -37,9 +37,9 @@ class Workspace(NamedTuple):
     half_extent: np.ndarray       # (N, 3) world AABB half sizes, grown by the reach
     reach: np.ndarray             # (N,) contact margin plus distance travelled this substep
     pseudo_linear: np.ndarray     # (N, 3) split-impulse velocities
+    pseudo_angular: np.ndarray    # (N, 3)
     start_linear: np.ndarray      # (N, 3) velocities before this substep's prediction, restored on a buffer overflow
     start_angular: np.ndarray     # (N, 3)
-    pseudo_angular: np.ndarray    # (N, 3)
     bucket_start: np.ndarray      # (T + 1,) int64 broad-phase grid: first entry of each hash bucket
     bucket_body: np.ndarray       # (N,) int64 bodies in bucket order
     bucket_key: np.ndarray        # (N,) int64 their packed grid cells
@@ -136,7 +136,8 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         half_extent=np.zeros((n, 3)), reach=np.zeros(n), pseudo_linear=np.zeros((n, 3)), pseudo_angular=np.zeros((n, 3)),
         start_linear=np.zeros((n, 3)), start_angular=np.zeros((n, 3)),
         bucket_start=np.zeros(table + 1, dtype=np.int64), bucket_body=np.zeros(n, dtype=np.int64),
-        bucket_key=np.zeros(n, dtype=np.int64), bucket_box=np.zeros((n, 6)), bucket_fill=np.zeros(table, dtype=np.int64),
+        bucket_key=np.zeros(n, dtype=np.int64), bucket_box=np.zeros((n, 6)),
+        bucket_fill=np.zeros(table, dtype=np.int64),
         pair_a=np.zeros(pair_capacity, dtype=np.int64), pair_b=np.zeros(pair_capacity, dtype=np.int64),
         pair_depth=np.zeros(pair_capacity), pair_normal=np.zeros((pair_capacity, 3)),
         pair_point=np.zeros((pair_capacity, 3)), body_energy=np.zeros(n), pair_origin=np.zeros((n, 3)), pair_extent=np.zeros((n, 3)), pair_list=np.zeros(2, dtype=np.int64),
@@ -152,5 +153,6 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         contact_slot=np.zeros(c, dtype=np.int64), slot_contact=np.zeros(c, dtype=np.int64),
         slot_a=np.zeros(c, dtype=np.int64), slot_b=np.zeros(c, dtype=np.int64),
         slot_cache=np.zeros(c, dtype=np.int64), slab_start=np.zeros(slabs + 2, dtype=np.int64),
-        sweep_change=np.zeros(slabs + 1), counters=np.zeros(5, dtype=np.int64), phase_seconds=np.zeros(n_phases), step_stats=np.zeros(2),
+        sweep_change=np.zeros(slabs + 1), counters=np.zeros(5, dtype=np.int64), phase_seconds=np.zeros(n_phases),
+        step_stats=np.zeros(2),
     )
