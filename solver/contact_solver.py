@@ -14,36 +14,48 @@ Rows per contact, for relative velocity v = v_B + w_B x r_B - v_A - w_A x r_A:
   rolling  |(lambda_r1, lambda_r2)| <= mu_r lambda_n on t.(w_B - w_A)   (mu_r is a length)
   spinning |lambda_s| <= mu_s lambda_n on n.(w_B - w_A)                 (mu_s is a length)
 
-Every Jacobian term a row needs is computed once in prepare and stored in one
-flat row per contact (``contact_row``), so the iterations only stream through
-it; the hot loops take plain arrays, never tuples of arrays.
+Every term a sweep needs is computed once in prepare and stored per contact in
+two flat rows, so the iterations only stream through them; the hot loops take
+plain arrays, never tuples of arrays:
 
-Rows, impulses and velocities are in solve order (see solve_order): slot s
-holds contact slot_contact[s], bodies are solve indices. Warm start, the
-velocity sweeps and the split-impulse sweeps run the slabs' slot ranges in
-parallel and then the boundary range; prepare and store are per contact and
-fully parallel.
+* ``contact_row`` (float32): what a row reads: directions, the lever-arm
+  Jacobians r x d, effective masses, bounds and targets;
+* ``contact_response`` (float64): how an impulse changes the two bodies'
+  velocities: inverse masses and I^-1 (r x d).
+
+A large pile's sweeps stream these rows from memory (a 100,000-body pile has
+150 MB of them), so their size sets the cost there. Single precision is exact
+enough for what a row reads (a velocity estimate to 1e-7); what it applies
+stays double, and the directions are rounded to single precision before any
+other term is computed from them, so an impulse changes the linear and angular
+momentum of the two bodies by exactly opposite amounts.
+
 """
 import numpy as np
 from numba import njit, prange
 
 from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, cross, mat_vec, orthonormal_basis
 
-# layout of ws.contact_row: 3-vectors at these offsets; everything a velocity or split-impulse
-# sweep reads, so the rows a large pile's sweeps stream from memory carry nothing else
+# layout of ws.contact_row (float32): 3-vectors at these offsets, then scalars
 N_, T1, T2 = 0, 3, 6                     # normal and tangents
 AN, BN, AT1, BT1, AT2, BT2 = 9, 12, 15, 18, 21, 24          # r_A x d and r_B x d for d = n, t1, t2
-IAN, IBN, IAT1, IBT1, IAT2, IBT2 = 27, 30, 33, 36, 39, 42   # I^-1 (r x d)
-MASS_N, MASS_T1, MASS_T2 = 45, 46, 47
-INV_MASS_A, INV_MASS_B, TARGET, FRICTION, ROLLING, SPINNING = 48, 49, 50, 51, 52, 53
-PUSH = 54                        # split-impulse target: separating pseudo-velocity along n
-ROW_WIDTH = 56
-# layout of ws.contact_aux, the terms read only where rolling or spinning friction or restitution act
+MASS_N, MASS_T1, MASS_T2 = 27, 28, 29
+TARGET, FRICTION, ROLLING, SPINNING = 30, 31, 32, 33
+PUSH = 34                        # split-impulse target: separating pseudo-velocity along n
+DEPTH = 35                       # signed depth (overlap > 0) from the narrow phase
+ROW_WIDTH = 36
+ROW_DTYPE = np.float32
+# layout of ws.contact_response (float64)
+IAN, IBN, IAT1, IBT1, IAT2, IBT2 = 0, 3, 6, 9, 12, 15       # I^-1 (r x d)
+INV_MASS_A, INV_MASS_B = 18, 19
+RESPONSE_WIDTH = 20
+# layout of ws.contact_aux (float64), the terms read only where rolling or spinning friction or restitution act
 IA1, IB1, IA2, IB2, IAS, IBS = 0, 3, 6, 9, 12, 15           # I^-1 t1, I^-1 t2, I^-1 n (rolling, spinning)
 MASS_R1, MASS_R2, MASS_S = 18, 19, 20
 RESTITUTION, APPROACH = 21, 22   # restitution coefficient, normal velocity before the solve
 AUX_WIDTH = 23
-# ws.contact_impulse: normal, t1, t2, roll1, roll2, spin (scalars along this substep's frame)
+# ws.contact_impulse: normal, t1, t2; ws.contact_twist_impulse: roll1, roll2, spin
+# (scalars along this substep's frame; apart, so the sweeps stream only the first three)
 
 
 @njit(**JIT, inline="always")
@@ -69,26 +81,32 @@ def _row_velocity(rows, c, lin, ang, a, b, d, ja, jb):
 
 
 @njit(**JIT, inline="always")
-def _row_apply(rows, c, lin, ang, a, b, d, ia, ib, impulse):
+def _row_apply(rows, response, c, lin, ang, a, b, d, ia, ib, impulse):
     """Apply impulse along direction d at the contact: +B, -A."""
-    mb = rows[c, INV_MASS_B] * impulse
+    mb = response[c, INV_MASS_B] * impulse
     for k in range(3):
         lin[b, k] += mb * rows[c, d + k]
-        ang[b, k] += impulse * rows[c, ib + k]
+        ang[b, k] += impulse * response[c, ib + k]
     if a >= 0:
-        ma = rows[c, INV_MASS_A] * impulse
+        ma = response[c, INV_MASS_A] * impulse
         for k in range(3):
             lin[a, k] -= ma * rows[c, d + k]
-            ang[a, k] -= impulse * rows[c, ia + k]
+            ang[a, k] -= impulse * response[c, ia + k]
 
 
 @njit(**JIT, inline="always")
-def _angular_apply(rows, c, ang, a, b, ia, ib, impulse):
+def _angular_apply(aux, c, ang, a, b, ia, ib, impulse):
     for k in range(3):
-        ang[b, k] += impulse * rows[c, ib + k]
+        ang[b, k] += impulse * aux[c, ib + k]
     if a >= 0:
         for k in range(3):
-            ang[a, k] -= impulse * rows[c, ia + k]
+            ang[a, k] -= impulse * aux[c, ia + k]
+
+
+@njit(**JIT, inline="always")
+def _single(x):
+    """x rounded to the nearest float32, as a float64."""
+    return np.float64(np.float32(x))
 
 
 @njit(**JIT, inline="always")
@@ -130,25 +148,23 @@ def _rotation_sink(shape, semi_axes, w, nx, ny, nz, h, negligible):
 
 
 @njit(**JIT, inline="always")
-def _prepare_side(rows, c, position, inv_inertia, body, point, offsets_r, offsets_i):
-    """Fill lever-arm Jacobians of one body (A or B) for directions n, t1, t2."""
-    rx = point[0] - position[body, 0]
-    ry = point[1] - position[body, 1]
-    rz = point[2] - position[body, 2]
-    iinv = inv_inertia[body]
-    for k in range(3):
-        d = 3 * k  # N_, T1, T2
-        cx, cy, cz = cross(rx, ry, rz, rows[c, d], rows[c, d + 1], rows[c, d + 2])
-        _store3(rows, c, offsets_r[k], cx, cy, cz)
-        ix, iy, iz = mat_vec(iinv, cx, cy, cz)
-        _store3(rows, c, offsets_i[k], ix, iy, iz)
+def _inverse_mass_along(k, inv_mass_b, inv_mass_a, lever_b, spun_b, lever_a, spun_a, has_a):
+    """J M^-1 J' for direction k from the double-precision lever arms r x d and I^-1 (r x d)."""
+    total = inv_mass_b
+    for j in range(3):
+        total += lever_b[k, j] * spun_b[k, j]
+    if has_a:
+        total += inv_mass_a
+        for j in range(3):
+            total += lever_a[k, j] * spun_a[k, j]
+    return total
 
 
 @njit(**JIT_PARALLEL)
 def prepare_contacts(slot_contact, contact_a, contact_b, contact_normal, contact_point, contact_depth, contact_row,
-                     contact_aux, position, linear_velocity, angular_velocity, inv_mass, inv_inertia_world,
-                     body_material, static_material, material_friction, material_rolling, material_spinning,
-                     material_restitution, n_contacts, h):
+                     contact_response, contact_aux, position, linear_velocity, angular_velocity, inv_mass,
+                     inv_inertia_world, body_material, static_material, material_friction, material_rolling,
+                     material_spinning, material_restitution, n_contacts, h):
     """Jacobians, effective masses, material coefficients and normal velocity targets, row s for slot s.
 
     Reads bodies in their own numbering (positions, velocities before the solve). Parallel chunks.
@@ -156,80 +172,120 @@ def prepare_contacts(slot_contact, contact_a, contact_b, contact_normal, contact
     chunks = min(n_contacts, PARALLEL_CHUNKS)
     for k in prange(chunks):
         _prepare_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, slot_contact, contact_a, contact_b,
-                       contact_normal, contact_point, contact_depth, contact_row, contact_aux, position,
-                       linear_velocity, angular_velocity, inv_mass, inv_inertia_world, body_material, static_material,
-                       material_friction, material_rolling, material_spinning, material_restitution, h)
+                       contact_normal, contact_point, contact_depth, contact_row, contact_response, contact_aux,
+                       position, linear_velocity, angular_velocity, inv_mass, inv_inertia_world, body_material,
+                       static_material, material_friction, material_rolling, material_spinning,
+                       material_restitution, h)
 
 
 @njit(**JIT)
 def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_normal, contact_point, contact_depth,
-                   contact_row, contact_aux, position, linear_velocity, angular_velocity, inv_mass,
-                   inv_inertia_world, body_material, static_material, material_friction, material_rolling, material_spinning,
-                   material_restitution, h):
+                   contact_row, contact_response, contact_aux, position, linear_velocity, angular_velocity, inv_mass,
+                   inv_inertia_world, body_material, static_material, material_friction, material_rolling,
+                   material_spinning, material_restitution, h):
+    rows = contact_row
+    response = contact_response
     offsets_ra = (AN, AT1, AT2)
     offsets_ia = (IAN, IAT1, IAT2)
     offsets_rb = (BN, BT1, BT2)
     offsets_ib = (IBN, IBT1, IBT2)
+    directions = np.empty((3, 3))   # n, t1, t2 rounded to single precision
+    lever_b = np.empty((3, 3))      # r x d and I^-1 (r x d) in double, for the effective masses
+    lever_a = np.empty((3, 3))
+    spun_b = np.empty((3, 3))
+    spun_a = np.empty((3, 3))
     for c in range(start, end):  # c is the slot (row); the contact it holds is slot_contact[c]
         contact = slot_contact[c]
         a = contact_a[contact]
         b = contact_b[contact]
+        has_a = a >= 0
         n = contact_normal[contact]
         mat_b = body_material[b]
-        mat_a = body_material[a] if a >= 0 else static_material[-1 - a]
-        contact_row[c, FRICTION] = np.sqrt(material_friction[mat_a] * material_friction[mat_b])
-        contact_row[c, ROLLING] = max(material_rolling[mat_a], material_rolling[mat_b])
-        contact_row[c, SPINNING] = max(material_spinning[mat_a], material_spinning[mat_b])
+        mat_a = body_material[a] if has_a else static_material[-1 - a]
+        rolling = max(material_rolling[mat_a], material_rolling[mat_b])
+        spinning = max(material_spinning[mat_a], material_spinning[mat_b])
+        rows[c, FRICTION] = np.sqrt(material_friction[mat_a] * material_friction[mat_b])
+        rows[c, ROLLING] = rolling
+        rows[c, SPINNING] = spinning
         contact_aux[c, RESTITUTION] = max(material_restitution[mat_a], material_restitution[mat_b])
         # the rolling and spinning rows' terms are read only where those coefficients are non-zero
-        angular_rows = contact_row[c, ROLLING] > 0.0 or contact_row[c, SPINNING] > 0.0
-        t1x, t1y, t1z, t2x, t2y, t2z = orthonormal_basis(n[0], n[1], n[2])
-        _store3(contact_row, c, N_, n[0], n[1], n[2])
-        _store3(contact_row, c, T1, t1x, t1y, t1z)
-        _store3(contact_row, c, T2, t2x, t2y, t2z)
-        _prepare_side(contact_row, c, position, inv_inertia_world, b, contact_point[contact], offsets_rb, offsets_ib)
-        contact_row[c, INV_MASS_B] = inv_mass[b]
+        angular_rows = rolling > 0.0 or spinning > 0.0
+        # directions first rounded to what the row stores: every term below, applied ones
+        # included, is computed from exactly these, so momentum is conserved to double precision
+        nx, ny, nz = _single(n[0]), _single(n[1]), _single(n[2])
+        t1x, t1y, t1z, t2x, t2y, t2z = orthonormal_basis(nx, ny, nz)
+        directions[0, 0], directions[0, 1], directions[0, 2] = nx, ny, nz
+        directions[1, 0], directions[1, 1], directions[1, 2] = _single(t1x), _single(t1y), _single(t1z)
+        directions[2, 0], directions[2, 1], directions[2, 2] = _single(t2x), _single(t2y), _single(t2z)
+        for k in range(3):
+            _store3(rows, c, 3 * k, directions[k, 0], directions[k, 1], directions[k, 2])
+        point = contact_point[contact]
+        _prepare_lever(point, position, inv_inertia_world, b, directions, lever_b, spun_b)
+        for k in range(3):
+            _store3(rows, c, offsets_rb[k], lever_b[k, 0], lever_b[k, 1], lever_b[k, 2])
+            _store3(response, c, offsets_ib[k], spun_b[k, 0], spun_b[k, 1], spun_b[k, 2])
+        response[c, INV_MASS_B] = inv_mass[b]
         if angular_rows:
-            ib = inv_inertia_world[b]
-            for d, off in ((N_, IBS), (T1, IB1), (T2, IB2)):
-                ix, iy, iz = mat_vec(ib, contact_row[c, d], contact_row[c, d + 1], contact_row[c, d + 2])
-                _store3(contact_aux, c, off, ix, iy, iz)
-        if a >= 0:
-            _prepare_side(contact_row, c, position, inv_inertia_world, a, contact_point[contact], offsets_ra, offsets_ia)
-            contact_row[c, INV_MASS_A] = inv_mass[a]
+            _store_angular_terms(contact_aux, c, inv_inertia_world[b], directions, IBS, IB1, IB2)
+        if has_a:
+            _prepare_lever(point, position, inv_inertia_world, a, directions, lever_a, spun_a)
+            for k in range(3):
+                _store3(rows, c, offsets_ra[k], lever_a[k, 0], lever_a[k, 1], lever_a[k, 2])
+                _store3(response, c, offsets_ia[k], spun_a[k, 0], spun_a[k, 1], spun_a[k, 2])
+            response[c, INV_MASS_A] = inv_mass[a]
             if angular_rows:
-                ia = inv_inertia_world[a]
-                for d, off in ((N_, IAS), (T1, IA1), (T2, IA2)):
-                    ix, iy, iz = mat_vec(ia, contact_row[c, d], contact_row[c, d + 1], contact_row[c, d + 2])
-                    _store3(contact_aux, c, off, ix, iy, iz)
+                _store_angular_terms(contact_aux, c, inv_inertia_world[a], directions, IAS, IA1, IA2)
         else:
             # static side: zero Jacobians so the solver's arithmetic on them stays exact
-            for offset in (AN, AT1, AT2, IAN, IAT1, IAT2):
-                _store3(contact_row, c, offset, 0.0, 0.0, 0.0)
+            for k in range(3):
+                _store3(rows, c, offsets_ra[k], 0.0, 0.0, 0.0)
+                _store3(response, c, offsets_ia[k], 0.0, 0.0, 0.0)
             for offset in (IA1, IA2, IAS):
                 _store3(contact_aux, c, offset, 0.0, 0.0, 0.0)
-            contact_row[c, INV_MASS_A] = 0.0
-        # effective masses 1 / (J M^-1 J')
-        for d, ja, jb, ia_, ib_, slot in ((N_, AN, BN, IAN, IBN, MASS_N), (T1, AT1, BT1, IAT1, IBT1, MASS_T1),
-                                          (T2, AT2, BT2, IAT2, IBT2, MASS_T2)):
-            k = contact_row[c, INV_MASS_B] + _dot3(contact_row, c, jb, contact_row[c, ib_], contact_row[c, ib_ + 1], contact_row[c, ib_ + 2])
-            if a >= 0:
-                k += contact_row[c, INV_MASS_A] + _dot3(contact_row, c, ja, contact_row[c, ia_], contact_row[c, ia_ + 1], contact_row[c, ia_ + 2])
-            contact_row[c, slot] = 1.0 / k if k > 0.0 else 0.0
+            response[c, INV_MASS_A] = 0.0
+        # effective masses 1 / (J M^-1 J'), from the double-precision terms
+        for k, slot in ((0, MASS_N), (1, MASS_T1), (2, MASS_T2)):
+            total = _inverse_mass_along(k, response[c, INV_MASS_B], response[c, INV_MASS_A], lever_b, spun_b,
+                                        lever_a, spun_a, has_a)
+            rows[c, slot] = 1.0 / total if total > 0.0 else 0.0
         if angular_rows:
             for d, ia_, ib_, slot in ((T1, IA1, IB1, MASS_R1), (T2, IA2, IB2, MASS_R2), (N_, IAS, IBS, MASS_S)):
-                k = _dot3(contact_row, c, d, contact_aux[c, ib_], contact_aux[c, ib_ + 1], contact_aux[c, ib_ + 2])
-                if a >= 0:
-                    k += _dot3(contact_row, c, d, contact_aux[c, ia_], contact_aux[c, ia_ + 1], contact_aux[c, ia_ + 2])
-                contact_aux[c, slot] = 1.0 / k if k > 0.0 else 0.0
+                k = d // 3
+                total = 0.0
+                for j in range(3):
+                    total += directions[k, j] * (contact_aux[c, ib_ + j] + contact_aux[c, ia_ + j])
+                contact_aux[c, slot] = 1.0 / total if total > 0.0 else 0.0
         # speculative contacts may close their gap during this substep, but not more
-        contact_row[c, TARGET] = min(contact_depth[contact], 0.0) / h
-        contact_aux[c, APPROACH] = _row_velocity(contact_row, c, linear_velocity, angular_velocity, a, b, N_, AN, BN)
+        depth = contact_depth[contact]
+        rows[c, DEPTH] = depth
+        rows[c, TARGET] = min(depth, 0.0) / h
+        contact_aux[c, APPROACH] = _row_velocity(rows, c, linear_velocity, angular_velocity, a, b, N_, AN, BN)
+
+
+@njit(**JIT, inline="always")
+def _prepare_lever(point, position, inv_inertia, body, directions, lever, spun):
+    """lever[k] = r x d_k and spun[k] = I^-1 (r x d_k) for the body's arm r to the contact point."""
+    rx = point[0] - position[body, 0]
+    ry = point[1] - position[body, 1]
+    rz = point[2] - position[body, 2]
+    iinv = inv_inertia[body]
+    for k in range(3):
+        cx, cy, cz = cross(rx, ry, rz, directions[k, 0], directions[k, 1], directions[k, 2])
+        lever[k, 0], lever[k, 1], lever[k, 2] = cx, cy, cz
+        spun[k, 0], spun[k, 1], spun[k, 2] = mat_vec(iinv, cx, cy, cz)
+
+
+@njit(**JIT, inline="always")
+def _store_angular_terms(aux, c, iinv, directions, off_n, off_t1, off_t2):
+    """I^-1 n, I^-1 t1, I^-1 t2 of one body, for the spinning and rolling rows."""
+    for k, off in ((0, off_n), (1, off_t1), (2, off_t2)):
+        ix, iy, iz = mat_vec(iinv, directions[k, 0], directions[k, 1], directions[k, 2])
+        _store3(aux, c, off, ix, iy, iz)
 
 
 @njit(**JIT_PARALLEL)
-def set_penetration_targets(slot_contact, slot_a, slot_b, solve_origin, contact_depth, contact_row, linear_velocity,
-                            angular_velocity, shape, semi_axes, n_contacts, h, baumgarte, slop):
+def set_penetration_targets(slot_a, slot_b, solve_origin, contact_row, linear_velocity, angular_velocity, shape,
+                            semi_axes, n_contacts, h, baumgarte, slop):
     """Split-impulse targets from the velocities the solve ended with (solve numbering). Parallel chunks.
 
     Each contact's overlap at the end of the substep is predicted from its
@@ -241,17 +297,17 @@ def set_penetration_targets(slot_contact, slot_a, slot_b, solve_origin, contact_
     """
     chunks = min(n_contacts, PARALLEL_CHUNKS)
     for k in prange(chunks):
-        _penetration_target_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, slot_contact, slot_a,
-                                  slot_b, solve_origin, contact_depth, contact_row, linear_velocity,
-                                  angular_velocity, shape, semi_axes, h, baumgarte, slop)
+        _penetration_target_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, slot_a, slot_b,
+                                  solve_origin, contact_row, linear_velocity, angular_velocity, shape, semi_axes, h,
+                                  baumgarte, slop)
 
 
 @njit(**JIT)
-def _penetration_target_range(start, end, slot_contact, slot_a, slot_b, solve_origin, contact_depth, contact_row,
-                              linear_velocity, angular_velocity, shape, semi_axes, h, baumgarte, slop):
+def _penetration_target_range(start, end, slot_a, slot_b, solve_origin, contact_row, linear_velocity,
+                              angular_velocity, shape, semi_axes, h, baumgarte, slop):
     negligible = 0.01 * slop
     for c in range(start, end):
-        depth = contact_depth[slot_contact[c]]
+        depth = contact_row[c, DEPTH]
         a = slot_a[c]
         b = slot_b[c]
         nx, ny, nz = _row3(contact_row, c, N_)
@@ -267,50 +323,58 @@ def _penetration_target_range(start, end, slot_contact, slot_a, slot_b, solve_or
 
 
 @njit(**JIT)
-def _warm_start_range(start, end, slot_a, slot_b, slot_cache, contact_row, contact_aux, contact_impulse,
-                      cache_impulse, linear_velocity, angular_velocity):
+def _warm_start_range(start, end, slot_a, slot_b, slot_cache, contact_row, contact_response, contact_aux,
+                      contact_impulse, contact_twist_impulse, cache_impulse, linear_velocity, angular_velocity):
+    rows = contact_row
+    response = contact_response
     for c in range(start, end):
         j = slot_cache[c]
         if j < 0:
             contact_impulse[c, :] = 0.0
+            contact_twist_impulse[c, :] = 0.0
             continue
-        contact_impulse[c, 0] = cache_impulse[j, 0]
-        contact_impulse[c, 1] = _dot3(contact_row, c, T1, cache_impulse[j, 1], cache_impulse[j, 2], cache_impulse[j, 3])
-        contact_impulse[c, 2] = _dot3(contact_row, c, T2, cache_impulse[j, 1], cache_impulse[j, 2], cache_impulse[j, 3])
-        contact_impulse[c, 3] = _dot3(contact_row, c, T1, cache_impulse[j, 4], cache_impulse[j, 5], cache_impulse[j, 6])
-        contact_impulse[c, 4] = _dot3(contact_row, c, T2, cache_impulse[j, 4], cache_impulse[j, 5], cache_impulse[j, 6])
-        contact_impulse[c, 5] = cache_impulse[j, 7]
+        ln = cache_impulse[j, 0]
+        l1 = _dot3(rows, c, T1, cache_impulse[j, 1], cache_impulse[j, 2], cache_impulse[j, 3])
+        l2 = _dot3(rows, c, T2, cache_impulse[j, 1], cache_impulse[j, 2], cache_impulse[j, 3])
+        contact_impulse[c, 0] = ln
+        contact_impulse[c, 1] = l1
+        contact_impulse[c, 2] = l2
         a = slot_a[c]
         b = slot_b[c]
         # normal and friction impulses summed, then applied to each body once
-        ln, l1, l2 = contact_impulse[c, 0], contact_impulse[c, 1], contact_impulse[c, 2]
-        mb = contact_row[c, INV_MASS_B]
-        ma = contact_row[c, INV_MASS_A]
+        mb = response[c, INV_MASS_B]
+        ma = response[c, INV_MASS_A]
         for k in range(3):
-            p = ln * contact_row[c, N_ + k] + l1 * contact_row[c, T1 + k] + l2 * contact_row[c, T2 + k]
+            p = ln * rows[c, N_ + k] + l1 * rows[c, T1 + k] + l2 * rows[c, T2 + k]
             linear_velocity[b, k] += mb * p
-            angular_velocity[b, k] += (ln * contact_row[c, IBN + k] + l1 * contact_row[c, IBT1 + k]
-                                       + l2 * contact_row[c, IBT2 + k])
+            angular_velocity[b, k] += (ln * response[c, IBN + k] + l1 * response[c, IBT1 + k]
+                                       + l2 * response[c, IBT2 + k])
             if a >= 0:
                 linear_velocity[a, k] -= ma * p
-                angular_velocity[a, k] -= (ln * contact_row[c, IAN + k] + l1 * contact_row[c, IAT1 + k]
-                                           + l2 * contact_row[c, IAT2 + k])
-        if contact_row[c, ROLLING] > 0.0:
-            _angular_apply(contact_aux, c, angular_velocity, a, b, IA1, IB1, contact_impulse[c, 3])
-            _angular_apply(contact_aux, c, angular_velocity, a, b, IA2, IB2, contact_impulse[c, 4])
-        if contact_row[c, SPINNING] > 0.0:
-            _angular_apply(contact_aux, c, angular_velocity, a, b, IAS, IBS, contact_impulse[c, 5])
+                angular_velocity[a, k] -= (ln * response[c, IAN + k] + l1 * response[c, IAT1 + k]
+                                           + l2 * response[c, IAT2 + k])
+        twist = contact_twist_impulse
+        twist[c, 0] = _dot3(rows, c, T1, cache_impulse[j, 4], cache_impulse[j, 5], cache_impulse[j, 6])
+        twist[c, 1] = _dot3(rows, c, T2, cache_impulse[j, 4], cache_impulse[j, 5], cache_impulse[j, 6])
+        twist[c, 2] = cache_impulse[j, 7]
+        if rows[c, ROLLING] > 0.0:
+            _angular_apply(contact_aux, c, angular_velocity, a, b, IA1, IB1, twist[c, 0])
+            _angular_apply(contact_aux, c, angular_velocity, a, b, IA2, IB2, twist[c, 1])
+        if rows[c, SPINNING] > 0.0:
+            _angular_apply(contact_aux, c, angular_velocity, a, b, IAS, IBS, twist[c, 2])
 
 
 @njit(**JIT_PARALLEL)
-def warm_start(slab_start, slabs, slot_a, slot_b, slot_cache, contact_row, contact_aux, contact_impulse,
-               cache_impulse, linear_velocity, angular_velocity):
+def warm_start(slab_start, slabs, slot_a, slot_b, slot_cache, contact_row, contact_response, contact_aux,
+               contact_impulse, contact_twist_impulse, cache_impulse, linear_velocity, angular_velocity):
     """Take the impulses of contacts that existed last substep (cache row slot_cache), re-projected on the new frame."""
     for k in prange(slabs):
         _warm_start_range(slab_start[k], slab_start[k + 1], slot_a, slot_b, slot_cache, contact_row,
-                          contact_aux, contact_impulse, cache_impulse, linear_velocity, angular_velocity)
+                          contact_response, contact_aux, contact_impulse, contact_twist_impulse, cache_impulse,
+                          linear_velocity, angular_velocity)
     _warm_start_range(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b, slot_cache, contact_row,
-                      contact_aux, contact_impulse, cache_impulse, linear_velocity, angular_velocity)
+                      contact_response, contact_aux, contact_impulse, contact_twist_impulse, cache_impulse,
+                      linear_velocity, angular_velocity)
 
 
 @njit(**JIT, inline="always")
@@ -320,7 +384,7 @@ def _body_velocity(lin, ang, body):
 
 @njit(**JIT, inline="always")
 def _row3(rows, c, k):
-    return rows[c, k], rows[c, k + 1], rows[c, k + 2]
+    return np.float64(rows[c, k]), np.float64(rows[c, k + 1]), np.float64(rows[c, k + 2])
 
 
 @njit(**JIT, inline="always")
@@ -333,8 +397,8 @@ def _clamp_to_disc(x, y, radius):
 
 
 @njit(**JIT_PARALLEL)
-def solve_velocities(slab_start, slabs, slot_a, slot_b, contact_row, contact_aux, contact_impulse, linear_velocity,
-                     angular_velocity, iterations, tolerance, sweep_change):
+def solve_velocities(slab_start, slabs, slot_a, slot_b, contact_row, contact_response, contact_aux, contact_impulse,
+                     contact_twist_impulse, linear_velocity, angular_velocity, iterations, tolerance, sweep_change):
     """Gauss-Seidel sweeps over all contacts: the slabs in parallel, and the boundary. Returns the sweeps run.
 
     The boundary goes after the slabs in even sweeps and before them in odd
@@ -351,15 +415,16 @@ def solve_velocities(slab_start, slabs, slot_a, slot_b, contact_row, contact_aux
     for sweep in range(iterations):
         if sweep % 2 == 1:
             sweep_change[slabs] = _velocity_sweep(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b,
-                                                  contact_row, contact_aux, contact_impulse, linear_velocity,
-                                                  angular_velocity)
+                                                  contact_row, contact_response, contact_aux, contact_impulse,
+                                                  contact_twist_impulse, linear_velocity, angular_velocity)
         for k in prange(slabs):
             sweep_change[k] = _velocity_sweep(slab_start[k], slab_start[k + 1], slot_a, slot_b, contact_row,
-                                              contact_aux, contact_impulse, linear_velocity, angular_velocity)
+                                              contact_response, contact_aux, contact_impulse, contact_twist_impulse,
+                                              linear_velocity, angular_velocity)
         if sweep % 2 == 0:
             sweep_change[slabs] = _velocity_sweep(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b,
-                                                  contact_row, contact_aux, contact_impulse, linear_velocity,
-                                                  angular_velocity)
+                                                  contact_row, contact_response, contact_aux, contact_impulse,
+                                                  contact_twist_impulse, linear_velocity, angular_velocity)
         largest = 0.0
         for k in range(slabs + 1):
             largest = max(largest, sweep_change[k])
@@ -369,8 +434,8 @@ def solve_velocities(slab_start, slabs, slot_a, slot_b, contact_row, contact_aux
 
 
 @njit(**JIT)
-def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_aux, contact_impulse, linear_velocity,
-                    angular_velocity):
+def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_response, contact_aux, contact_impulse,
+                    contact_twist_impulse, linear_velocity, angular_velocity):
     """One Gauss-Seidel sweep over slots start..end: friction, rolling and spinning first, the normal row last.
 
     Returns the largest velocity change a contact's normal and friction
@@ -384,7 +449,10 @@ def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_aux, contac
     lin = linear_velocity
     ang = angular_velocity
     rows = contact_row
+    response = contact_response
     aux = contact_aux
+    impulse = contact_impulse
+    twist = contact_twist_impulse
     change = 0.0
     for c in range(start, end):
         a = slot_a[c]
@@ -395,8 +463,8 @@ def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_aux, contac
             vax, vay, vaz, wax, way, waz = _body_velocity(lin, ang, a)
         else:
             vax = vay = vaz = wax = way = waz = 0.0
-        ma = rows[c, INV_MASS_A]
-        mb = rows[c, INV_MASS_B]
+        ma = response[c, INV_MASS_A]
+        mb = response[c, INV_MASS_B]
         nx, ny, nz = _row3(rows, c, N_)
         t1x, t1y, t1z = _row3(rows, c, T1)
         t2x, t2y, t2z = _row3(rows, c, T2)
@@ -407,14 +475,14 @@ def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_aux, contac
               - _dot3(rows, c, AT1, wax, way, waz))
         v2 = (t2x * dvx + t2y * dvy + t2z * dvz + _dot3(rows, c, BT2, wbx, wby, wbz)
               - _dot3(rows, c, AT2, wax, way, waz))
-        f1, f2 = _clamp_to_disc(contact_impulse[c, 1] - rows[c, MASS_T1] * v1,
-                                contact_impulse[c, 2] - rows[c, MASS_T2] * v2,
-                                rows[c, FRICTION] * contact_impulse[c, 0])
-        d1 = f1 - contact_impulse[c, 1]
-        d2 = f2 - contact_impulse[c, 2]
+        f1, f2 = _clamp_to_disc(impulse[c, 1] - rows[c, MASS_T1] * v1,
+                                impulse[c, 2] - rows[c, MASS_T2] * v2,
+                                rows[c, FRICTION] * impulse[c, 0])
+        d1 = f1 - impulse[c, 1]
+        d2 = f2 - impulse[c, 2]
         friction_change = abs(d1) + abs(d2)
-        contact_impulse[c, 1] = f1
-        contact_impulse[c, 2] = f2
+        impulse[c, 1] = f1
+        impulse[c, 2] = f2
         px, py, pz = d1 * t1x + d2 * t2x, d1 * t1y + d2 * t2y, d1 * t1z + d2 * t2z
         vbx += mb * px
         vby += mb * py
@@ -422,13 +490,13 @@ def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_aux, contac
         vax -= ma * px
         vay -= ma * py
         vaz -= ma * pz
-        ibx1, iby1, ibz1 = _row3(rows, c, IBT1)
-        ibx2, iby2, ibz2 = _row3(rows, c, IBT2)
+        ibx1, iby1, ibz1 = _row3(response, c, IBT1)
+        ibx2, iby2, ibz2 = _row3(response, c, IBT2)
         wbx += d1 * ibx1 + d2 * ibx2
         wby += d1 * iby1 + d2 * iby2
         wbz += d1 * ibz1 + d2 * ibz2
-        iax1, iay1, iaz1 = _row3(rows, c, IAT1)
-        iax2, iay2, iaz2 = _row3(rows, c, IAT2)
+        iax1, iay1, iaz1 = _row3(response, c, IAT1)
+        iax2, iay2, iaz2 = _row3(response, c, IAT2)
         wax -= d1 * iax1 + d2 * iax2
         way -= d1 * iay1 + d2 * iay2
         waz -= d1 * iaz1 + d2 * iaz2
@@ -437,13 +505,13 @@ def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_aux, contac
         if rows[c, ROLLING] > 0.0:
             rwx, rwy, rwz = wbx - wax, wby - way, wbz - waz
             r1, r2 = _clamp_to_disc(
-                contact_impulse[c, 3] - aux[c, MASS_R1] * (t1x * rwx + t1y * rwy + t1z * rwz),
-                contact_impulse[c, 4] - aux[c, MASS_R2] * (t2x * rwx + t2y * rwy + t2z * rwz),
-                rows[c, ROLLING] * contact_impulse[c, 0])
-            d1 = r1 - contact_impulse[c, 3]
-            d2 = r2 - contact_impulse[c, 4]
-            contact_impulse[c, 3] = r1
-            contact_impulse[c, 4] = r2
+                twist[c, 0] - aux[c, MASS_R1] * (t1x * rwx + t1y * rwy + t1z * rwz),
+                twist[c, 1] - aux[c, MASS_R2] * (t2x * rwx + t2y * rwy + t2z * rwz),
+                rows[c, ROLLING] * impulse[c, 0])
+            d1 = r1 - twist[c, 0]
+            d2 = r2 - twist[c, 1]
+            twist[c, 0] = r1
+            twist[c, 1] = r2
             wbx += d1 * aux[c, IB1] + d2 * aux[c, IB2]
             wby += d1 * aux[c, IB1 + 1] + d2 * aux[c, IB2 + 1]
             wbz += d1 * aux[c, IB1 + 2] + d2 * aux[c, IB2 + 2]
@@ -454,10 +522,10 @@ def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_aux, contac
         # spinning resistance, |lambda_s| <= mu_s * lambda_n (mu_s is a length)
         if rows[c, SPINNING] > 0.0:
             spin = nx * (wbx - wax) + ny * (wby - way) + nz * (wbz - waz)
-            limit = rows[c, SPINNING] * contact_impulse[c, 0]
-            old = contact_impulse[c, 5]
+            limit = rows[c, SPINNING] * impulse[c, 0]
+            old = twist[c, 2]
             new = min(max(old - aux[c, MASS_S] * spin, -limit), limit)
-            contact_impulse[c, 5] = new
+            twist[c, 2] = new
             ds = new - old
             wbx += ds * aux[c, IBS]
             wby += ds * aux[c, IBS + 1]
@@ -469,17 +537,17 @@ def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_aux, contac
         # normal: n.v >= target, lambda_n >= 0
         vn = (nx * (vbx - vax) + ny * (vby - vay) + nz * (vbz - vaz) + _dot3(rows, c, BN, wbx, wby, wbz)
               - _dot3(rows, c, AN, wax, way, waz))
-        old = contact_impulse[c, 0]
+        old = impulse[c, 0]
         new = max(old - rows[c, MASS_N] * (vn - rows[c, TARGET]), 0.0)
-        contact_impulse[c, 0] = new
+        impulse[c, 0] = new
         dn = new - old
         change = max(change, (abs(dn) + friction_change) * (ma + mb))
         vbx += mb * dn * nx
         vby += mb * dn * ny
         vbz += mb * dn * nz
-        wbx += dn * rows[c, IBN]
-        wby += dn * rows[c, IBN + 1]
-        wbz += dn * rows[c, IBN + 2]
+        wbx += dn * response[c, IBN]
+        wby += dn * response[c, IBN + 1]
+        wbz += dn * response[c, IBN + 2]
         lin[b, 0] = vbx
         lin[b, 1] = vby
         lin[b, 2] = vbz
@@ -490,15 +558,15 @@ def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_aux, contac
             lin[a, 0] = vax - ma * dn * nx
             lin[a, 1] = vay - ma * dn * ny
             lin[a, 2] = vaz - ma * dn * nz
-            ang[a, 0] = wax - dn * rows[c, IAN]
-            ang[a, 1] = way - dn * rows[c, IAN + 1]
-            ang[a, 2] = waz - dn * rows[c, IAN + 2]
+            ang[a, 0] = wax - dn * response[c, IAN]
+            ang[a, 1] = way - dn * response[c, IAN + 1]
+            ang[a, 2] = waz - dn * response[c, IAN + 2]
     return change
 
 
 @njit(**JIT)
-def apply_restitution(slot_a, slot_b, contact_row, contact_aux, contact_impulse, linear_velocity, angular_velocity,
-                      n_contacts, threshold):
+def apply_restitution(slot_a, slot_b, contact_row, contact_response, contact_aux, contact_impulse, linear_velocity,
+                      angular_velocity, n_contacts, threshold):
     """Bounce: contacts that pushed and were approaching faster than threshold leave at -e times that speed.
 
     As in Box2D, this runs after the velocity iterations, from the approach
@@ -514,26 +582,34 @@ def apply_restitution(slot_a, slot_b, contact_row, contact_aux, contact_impulse,
         old = contact_impulse[c, 0]
         bounce = contact_aux[c, RESTITUTION] * contact_aux[c, APPROACH]
         contact_impulse[c, 0] = max(old - contact_row[c, MASS_N] * (vn + bounce), 0.0)
-        _row_apply(contact_row, c, linear_velocity, angular_velocity, a, b, N_, IAN, IBN, contact_impulse[c, 0] - old)
+        _row_apply(contact_row, contact_response, c, linear_velocity, angular_velocity, a, b, N_, IAN, IBN,
+                   contact_impulse[c, 0] - old)
 
 
 @njit(**JIT_PARALLEL)
-def solve_penetration(slab_start, slabs, slot_a, slot_b, contact_row, contact_pseudo, pseudo_linear,
-                      pseudo_angular, n_contacts, iterations):
-    """Split impulses: push overlapping bodies apart through pseudo-velocities only (same order as the velocities)."""
+def solve_penetration(slab_start, slabs, slot_a, slot_b, contact_row, contact_response, contact_pseudo,
+                      pseudo_linear, pseudo_angular, n_contacts, iterations, push_slot, push_count):
+    """Split impulses: push overlapping bodies apart through pseudo-velocities only (same order as the velocities).
+
+    Only contacts with a positive target take part; each class lists its own
+    in push_slot from its first slot on (push_count of them), so the sweeps
+    do not read every row again.
+    """
     # zeroed in a serial helper: in a parallel function an array expression becomes a parfor of its
     # own, and one over a zero-size array crashed (a scene without bodies)
     _clear_pseudo(pseudo_linear, pseudo_angular, contact_pseudo, n_contacts)
+    for k in prange(slabs + 1):
+        push_count[k] = _list_pushing(slab_start[k], slab_start[k + 1], contact_row, push_slot)
     for sweep in range(iterations):
         if sweep % 2 == 1:
-            _penetration_sweep(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b, contact_row,
-                               contact_pseudo, pseudo_linear, pseudo_angular)
+            _penetration_sweep(slab_start[slabs], push_count[slabs], push_slot, slot_a, slot_b, contact_row,
+                               contact_response, contact_pseudo, pseudo_linear, pseudo_angular)
         for k in prange(slabs):
-            _penetration_sweep(slab_start[k], slab_start[k + 1], slot_a, slot_b, contact_row, contact_pseudo,
-                               pseudo_linear, pseudo_angular)
+            _penetration_sweep(slab_start[k], push_count[k], push_slot, slot_a, slot_b, contact_row,
+                               contact_response, contact_pseudo, pseudo_linear, pseudo_angular)
         if sweep % 2 == 0:
-            _penetration_sweep(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b, contact_row,
-                               contact_pseudo, pseudo_linear, pseudo_angular)
+            _penetration_sweep(slab_start[slabs], push_count[slabs], push_slot, slot_a, slot_b, contact_row,
+                               contact_response, contact_pseudo, pseudo_linear, pseudo_angular)
 
 
 @njit(**JIT)
@@ -544,14 +620,26 @@ def _clear_pseudo(pseudo_linear, pseudo_angular, contact_pseudo, n_contacts):
 
 
 @njit(**JIT)
-def _penetration_sweep(start, end, slot_a, slot_b, contact_row, contact_pseudo, pseudo_linear, pseudo_angular):
+def _list_pushing(start, end, contact_row, push_slot):
+    """Slots start..end with a positive split-impulse target, written to push_slot from start on."""
+    count = 0
+    for c in range(start, end):
+        if contact_row[c, PUSH] > 0.0:
+            push_slot[start + count] = c
+            count += 1
+    return count
+
+
+@njit(**JIT)
+def _penetration_sweep(first, count, push_slot, slot_a, slot_b, contact_row, contact_response, contact_pseudo,
+                       pseudo_linear, pseudo_angular):
     lin = pseudo_linear
     ang = pseudo_angular
     rows = contact_row
-    for c in range(start, end):
+    response = contact_response
+    for i in range(first, first + count):
+        c = push_slot[i]
         push = rows[c, PUSH]
-        if push <= 0.0:
-            continue
         a = slot_a[c]
         b = slot_b[c]
         has_a = a >= 0
@@ -567,37 +655,38 @@ def _penetration_sweep(start, end, slot_a, slot_b, contact_row, contact_pseudo, 
         new = max(old - rows[c, MASS_N] * (vn - push), 0.0)
         contact_pseudo[c] = new
         dn = new - old
-        mb = rows[c, INV_MASS_B] * dn
+        mb = response[c, INV_MASS_B] * dn
         lin[b, 0] = vbx + mb * nx
         lin[b, 1] = vby + mb * ny
         lin[b, 2] = vbz + mb * nz
-        ang[b, 0] = wbx + dn * rows[c, IBN]
-        ang[b, 1] = wby + dn * rows[c, IBN + 1]
-        ang[b, 2] = wbz + dn * rows[c, IBN + 2]
+        ang[b, 0] = wbx + dn * response[c, IBN]
+        ang[b, 1] = wby + dn * response[c, IBN + 1]
+        ang[b, 2] = wbz + dn * response[c, IBN + 2]
         if has_a:
-            ma = rows[c, INV_MASS_A] * dn
+            ma = response[c, INV_MASS_A] * dn
             lin[a, 0] = vax - ma * nx
             lin[a, 1] = vay - ma * ny
             lin[a, 2] = vaz - ma * nz
-            ang[a, 0] = wax - dn * rows[c, IAN]
-            ang[a, 1] = way - dn * rows[c, IAN + 1]
-            ang[a, 2] = waz - dn * rows[c, IAN + 2]
+            ang[a, 0] = wax - dn * response[c, IAN]
+            ang[a, 1] = way - dn * response[c, IAN + 1]
+            ang[a, 2] = waz - dn * response[c, IAN + 2]
 
 
 @njit(**JIT_PARALLEL)
-def store_impulses(contact_slot, contact_key, contact_normal, contact_row, contact_impulse, cache_key, cache_normal,
-                   cache_impulse, cache_count, n_contacts):
+def store_impulses(contact_slot, contact_key, contact_normal, contact_row, contact_impulse, contact_twist_impulse,
+                   cache_key, cache_normal, cache_impulse, cache_count, n_contacts):
     """Contacts of this substep become the warm-start cache of the next, in key order (world-frame impulses)."""
     chunks = min(n_contacts, PARALLEL_CHUNKS)
     for k in prange(chunks):
         _store_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, contact_slot, contact_key,
-                     contact_normal, contact_row, contact_impulse, cache_key, cache_normal, cache_impulse)
+                     contact_normal, contact_row, contact_impulse, contact_twist_impulse, cache_key, cache_normal,
+                     cache_impulse)
     cache_count[0] = n_contacts
 
 
 @njit(**JIT)
-def _store_range(start, end, contact_slot, contact_key, contact_normal, contact_row, contact_impulse, cache_key,
-                 cache_normal, cache_impulse):
+def _store_range(start, end, contact_slot, contact_key, contact_normal, contact_row, contact_impulse,
+                 contact_twist_impulse, cache_key, cache_normal, cache_impulse):
     for c in range(start, end):
         s = contact_slot[c]
         cache_key[c] = contact_key[c]
@@ -605,5 +694,6 @@ def _store_range(start, end, contact_slot, contact_key, contact_normal, contact_
         for k in range(3):
             cache_normal[c, k] = contact_normal[c, k]
             cache_impulse[c, 1 + k] = contact_impulse[s, 1] * contact_row[s, T1 + k] + contact_impulse[s, 2] * contact_row[s, T2 + k]
-            cache_impulse[c, 4 + k] = contact_impulse[s, 3] * contact_row[s, T1 + k] + contact_impulse[s, 4] * contact_row[s, T2 + k]
-        cache_impulse[c, 7] = contact_impulse[s, 5]
+            cache_impulse[c, 4 + k] = (contact_twist_impulse[s, 0] * contact_row[s, T1 + k]
+                                       + contact_twist_impulse[s, 1] * contact_row[s, T2 + k])
+        cache_impulse[c, 7] = contact_twist_impulse[s, 2]

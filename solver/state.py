@@ -11,7 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .contact_solver import AUX_WIDTH, ROW_WIDTH
+from .contact_solver import AUX_WIDTH, RESPONSE_WIDTH, ROW_DTYPE, ROW_WIDTH
+from .solve_order import order_bucket_count
 
 # cached impulse layout (world frame): normal, friction vector (3), rolling vector (3), spinning
 IMPULSE_WIDTH = 8
@@ -60,16 +61,20 @@ class Workspace(NamedTuple):
     contact_normal: np.ndarray    # (C, 3) from A to B
     contact_point: np.ndarray     # (C, 3)
     contact_depth: np.ndarray     # (C,)
-    contact_impulse: np.ndarray   # (C, 6) accumulated impulses along this substep's frame
+    contact_impulse: np.ndarray   # (C, 3) accumulated normal and friction impulses along this substep's frame
+    contact_twist_impulse: np.ndarray  # (C, 3) accumulated rolling and spinning impulses
     contact_pseudo: np.ndarray    # (C,) accumulated split impulse
-    contact_row: np.ndarray       # (C, ROW_WIDTH) Jacobians, masses, targets (see contact_solver)
+    contact_row: np.ndarray       # (C, ROW_WIDTH) float32: directions, Jacobians, masses, targets (see contact_solver)
+    contact_response: np.ndarray  # (C, RESPONSE_WIDTH) inverse masses and I^-1 (r x d)
     contact_aux: np.ndarray       # (C, AUX_WIDTH) rolling, spinning and restitution terms
     # solve order (see solve_order): rows, impulses and solve_* velocities are indexed by slot / solve index
     slab_bounds: np.ndarray       # (slabs - 1,) split positions along x, kept between substeps
     body_slab: np.ndarray         # (N,) int64 slab of each body
     solve_body: np.ndarray        # (N,) int64 body -> solve index
     solve_origin: np.ndarray      # (N,) int64 solve index -> body
-    body_colours: np.ndarray      # (N,) int64 bit mask of colours used at each body
+    body_colours: np.ndarray      # (N, 2) int64 bit mask of colours used at each body, in its slab / the boundary
+    body_colour_block: np.ndarray  # (N, 2) int64 the colour block that set body_colours
+    order_counts: np.ndarray      # (order_bucket_count,) int64 counting-sort buckets of the solve order
     solve_linear: np.ndarray      # (N, 3) velocities in solve numbering
     solve_angular: np.ndarray     # (N, 3)
     solve_pseudo_linear: np.ndarray   # (N, 3) split-impulse velocities in solve numbering
@@ -81,6 +86,8 @@ class Workspace(NamedTuple):
     slot_cache: np.ndarray        # (C,) int64 row of last substep's cache, -1 if new
     slab_start: np.ndarray        # (slabs + 2,) int64 first slot of each slab, the boundary class, the end
     sweep_change: np.ndarray      # (slabs + 1,) largest velocity change of the last sweep per slab and boundary
+    push_slot: np.ndarray         # (C,) int64 slots with a positive split-impulse target, per class from its first slot
+    push_count: np.ndarray        # (slabs + 1,) int64 how many each class lists
     counters: np.ndarray          # (5,) int64: pairs, contacts, velocity sweeps run, diverged body,
                                   #   substeps completed by the call
     phase_seconds: np.ndarray     # (N_PHASES,)
@@ -144,15 +151,19 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         contact_a=np.zeros(c, dtype=np.int64), contact_b=np.zeros(c, dtype=np.int64),
         contact_key=np.zeros(c, dtype=np.int64), contact_normal=np.zeros((c, 3)),
         contact_point=np.zeros((c, 3)), contact_depth=np.zeros(c),
-        contact_impulse=np.zeros((c, 6)), contact_pseudo=np.zeros(c),
-        contact_row=np.zeros((c, ROW_WIDTH)), contact_aux=np.zeros((c, AUX_WIDTH)),
+        contact_impulse=np.zeros((c, 3)), contact_twist_impulse=np.zeros((c, 3)), contact_pseudo=np.zeros(c),
+        contact_row=np.zeros((c, ROW_WIDTH), dtype=ROW_DTYPE), contact_response=np.zeros((c, RESPONSE_WIDTH)),
+        contact_aux=np.zeros((c, AUX_WIDTH)),
         slab_bounds=np.full(slabs - 1, np.inf), body_slab=np.zeros(n, dtype=np.int64), solve_body=np.zeros(n, dtype=np.int64),
-        solve_origin=np.zeros(n, dtype=np.int64), body_colours=np.zeros(n, dtype=np.int64),
+        solve_origin=np.zeros(n, dtype=np.int64), body_colours=np.zeros((n, 2), dtype=np.int64),
+        body_colour_block=np.zeros((n, 2), dtype=np.int64), order_counts=np.zeros(order_bucket_count(slabs, c), dtype=np.int64),
         solve_linear=np.zeros((n, 3)), solve_angular=np.zeros((n, 3)),
         solve_pseudo_linear=np.zeros((n, 3)), solve_pseudo_angular=np.zeros((n, 3)),
         contact_slot=np.zeros(c, dtype=np.int64), slot_contact=np.zeros(c, dtype=np.int64),
         slot_a=np.zeros(c, dtype=np.int64), slot_b=np.zeros(c, dtype=np.int64),
         slot_cache=np.zeros(c, dtype=np.int64), slab_start=np.zeros(slabs + 2, dtype=np.int64),
-        sweep_change=np.zeros(slabs + 1), counters=np.zeros(5, dtype=np.int64), phase_seconds=np.zeros(n_phases),
+        sweep_change=np.zeros(slabs + 1), push_slot=np.zeros(c, dtype=np.int64),
+        push_count=np.zeros(slabs + 1, dtype=np.int64), counters=np.zeros(5, dtype=np.int64),
+        phase_seconds=np.zeros(n_phases),
         step_stats=np.zeros(2),
     )

@@ -91,30 +91,33 @@ def _body_phases(model, state, ws, settings, h, dynamic):
     order_contacts(ws.contact_a, ws.contact_b, ws.contact_key, n_contacts, dynamic, slabs, state.cache_key,
                    state.cache_count[0], ws)
     prepare_contacts(ws.slot_contact, ws.contact_a, ws.contact_b, ws.contact_normal, ws.contact_point,
-                     ws.contact_depth, ws.contact_row, ws.contact_aux, state.position, state.linear_velocity,
-                     state.angular_velocity, model.inv_mass, ws.inv_inertia_world, model.body_material,
-                     model.static_material, model.material_friction, model.material_rolling,
+                     ws.contact_depth, ws.contact_row, ws.contact_response, ws.contact_aux, state.position,
+                     state.linear_velocity, state.angular_velocity, model.inv_mass, ws.inv_inertia_world,
+                     model.body_material, model.static_material, model.material_friction, model.material_rolling,
                      model.material_spinning, model.material_restitution, n_contacts, h)
     gather_velocities(ws.solve_origin, state.linear_velocity, state.angular_velocity, ws.solve_linear,
                       ws.solve_angular)
-    warm_start(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.slot_cache, ws.contact_row, ws.contact_aux,
-               ws.contact_impulse, state.cache_impulse, ws.solve_linear, ws.solve_angular)
-    ws.counters[2] = solve_velocities(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_aux,
-                                      ws.contact_impulse, ws.solve_linear, ws.solve_angular, settings.iterations,
-                                      settings.sweep_tolerance / h, ws.sweep_change)
-    apply_restitution(ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_aux, ws.contact_impulse, ws.solve_linear,
-                      ws.solve_angular, n_contacts, settings.restitution_threshold)
-    set_penetration_targets(ws.slot_contact, ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_depth, ws.contact_row,
-                            ws.solve_linear, ws.solve_angular, ws.shape, model.semi_axes, n_contacts, h,
-                            settings.baumgarte, settings.slop)
-    solve_penetration(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_pseudo,
-                      ws.solve_pseudo_linear, ws.solve_pseudo_angular, n_contacts, settings.position_iterations)
+    warm_start(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.slot_cache, ws.contact_row, ws.contact_response,
+               ws.contact_aux, ws.contact_impulse, ws.contact_twist_impulse, state.cache_impulse, ws.solve_linear,
+               ws.solve_angular)
+    ws.counters[2] = solve_velocities(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row,
+                                      ws.contact_response, ws.contact_aux, ws.contact_impulse,
+                                      ws.contact_twist_impulse, ws.solve_linear, ws.solve_angular,
+                                      settings.iterations, settings.sweep_tolerance / h, ws.sweep_change)
+    apply_restitution(ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_response, ws.contact_aux, ws.contact_impulse,
+                      ws.solve_linear, ws.solve_angular, n_contacts, settings.restitution_threshold)
+    set_penetration_targets(ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_row, ws.solve_linear, ws.solve_angular,
+                            ws.shape, model.semi_axes, n_contacts, h, settings.baumgarte, settings.slop)
+    solve_penetration(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_response,
+                      ws.contact_pseudo, ws.solve_pseudo_linear, ws.solve_pseudo_angular, n_contacts,
+                      settings.position_iterations, ws.push_slot, ws.push_count)
     scatter_velocities(ws.solve_origin, ws.solve_linear, ws.solve_angular, state.linear_velocity,
                        state.angular_velocity)
     scatter_velocities(ws.solve_origin, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.pseudo_linear,
                        ws.pseudo_angular)
     store_impulses(ws.contact_slot, ws.contact_key, ws.contact_normal, ws.contact_row, ws.contact_impulse,
-                   state.cache_key, state.cache_normal, state.cache_impulse, state.cache_count, n_contacts)
+                   ws.contact_twist_impulse, state.cache_key, state.cache_normal, state.cache_impulse,
+                   state.cache_count, n_contacts)
     t4 = _clock()
     times[0] += t1 - t0
     times[1] += t2 - t1

@@ -5,7 +5,7 @@ import pytest
 
 import solver
 from test_bodies_and_piles import build_pile
-from solver.solve_order import SLAB_IMBALANCE, assign_slabs, order_contacts
+from solver.solve_order import BLOCK, SLAB_IMBALANCE, assign_slabs, order_contacts
 from solver.state import new_workspace
 
 G = 9.81
@@ -81,6 +81,42 @@ def test_slabs_touch_disjoint_bodies_and_every_contact_gets_one_slot(slabs):
     for k in range(slabs):
         for m in range(k + 1, slabs):
             assert not touched[k] & touched[m]
+
+
+@pytest.mark.parametrize("slabs", [1, 3])
+def test_contacts_are_coloured_in_blocks_that_follow_key_order(slabs):
+    """Each class's slots come in blocks of BLOCK contacts that are consecutive in key order (so a block's
+    contacts, rows and bodies stay in cache), and inside a block by greedy colour, then key."""
+    rng = np.random.default_rng(7 + slabs)
+    n, n_static = 3000, 2
+    n_contacts = 2 * BLOCK * slabs + 777  # several full blocks and a partial one per class
+    position = rng.uniform(-1.0, 1.0, size=(n, 3))
+    dynamic = rng.random(n) < 0.95
+    keys, contact_a, contact_b = random_contacts(rng, n, n_contacts, n_static)
+    ws = new_workspace(n, 8, n_contacts, 6, slabs)
+    assign_slabs(position, dynamic, slabs, ws)
+    order_contacts(contact_a, contact_b, keys, n_contacts, dynamic, slabs, keys[:0], 0, ws)
+    slot_contact = ws.slot_contact[:n_contacts]
+    for k in range(slabs + 1):
+        start, end = ws.slab_start[k], ws.slab_start[k + 1]
+        in_key_order = np.sort(slot_contact[start:end])
+        for first in range(start, end, BLOCK):
+            last = min(first + BLOCK, end)
+            block = slot_contact[first:last]
+            assert np.array_equal(np.sort(block), in_key_order[first - start:last - start])
+            # the greedy colouring of the block in key order: each contact takes the lowest colour
+            # none of its dynamic bodies has in this block; slots go by colour, then key
+            colours_of = {}
+            colour = {}
+            for c in np.sort(block):
+                bodies = [body for body in (contact_a[c], contact_b[c]) if body >= 0 and dynamic[body]]
+                taken = set().union(*(colours_of.get(body, set()) for body in bodies))
+                colour[c] = min(set(range(len(taken) + 1)) - taken)
+                for body in bodies:
+                    colours_of.setdefault(body, set()).add(colour[c])
+            assert block.tolist() == sorted(block.tolist(), key=lambda c: (colour[c], c))
+            # so a colour's contacts share no dynamic body and the CPU can overlap them; few colours
+            assert max(colour.values()) < 64
 
 
 def test_slabs_stay_put_while_bodies_barely_move():
