@@ -51,6 +51,8 @@ class Workspace(NamedTuple):
     pair_origin: np.ndarray       # (N, 3) positions when the pair list was built
     pair_extent: np.ndarray       # (N, 3) box half sizes plus skin used for that build
     pair_list: np.ndarray         # (2,) int64: pairs in the list, 1 if it may be reused
+    moved_body: np.ndarray        # (N,) int64 bodies that left their built boxes this substep
+    body_moved: np.ndarray        # (N,) bool the same as flags (all False between updates)
     pair_depth: np.ndarray        # (P,) narrow-phase result per pair, -inf if no contact
     pair_normal: np.ndarray       # (P, 3)
     pair_point: np.ndarray        # (P, 3)
@@ -148,6 +150,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         pair_a=np.zeros(pair_capacity, dtype=np.int64), pair_b=np.zeros(pair_capacity, dtype=np.int64),
         pair_depth=np.zeros(pair_capacity), pair_normal=np.zeros((pair_capacity, 3)),
         pair_point=np.zeros((pair_capacity, 3)), body_energy=np.zeros(n), pair_origin=np.zeros((n, 3)), pair_extent=np.zeros((n, 3)), pair_list=np.zeros(2, dtype=np.int64),
+        moved_body=np.zeros(n, dtype=np.int64), body_moved=np.zeros(n, dtype=np.bool_),
         contact_a=np.zeros(c, dtype=np.int64), contact_b=np.zeros(c, dtype=np.int64),
         contact_key=np.zeros(c, dtype=np.int64), contact_normal=np.zeros((c, 3)),
         contact_point=np.zeros((c, 3)), contact_depth=np.zeros(c),

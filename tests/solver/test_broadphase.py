@@ -80,3 +80,28 @@ def test_reused_pair_list_holds_every_overlap_while_bodies_stay_within_the_skin(
         position += rng.normal(scale=0.0015, size=position.shape)   # a few steps fit in the skin
         half_extent *= rng.uniform(0.995, 1.005, size=half_extent.shape)  # boxes of turning bodies change
     assert reused > 0 and rebuilt > 1  # both paths were exercised
+
+
+def test_list_updated_around_moved_bodies_holds_exactly_the_built_box_pairs():
+    """A few bodies move per step (the list is updated around them, not rebuilt): after every update the
+    list is exactly the sorted pairs whose built boxes overlap, so it covers every current overlap."""
+    rng = np.random.default_rng(12)
+    n, skin = 400, 0.01
+    position, half_extent, dynamic = random_boxes(rng, n, box_side=0.8)
+    ws = new_workspace(n, 64 * n, 8, 6, 1)
+    updated = 0
+    for step in range(40):
+        before = ws.pair_origin.copy()
+        count = update_pairs(position, half_extent, dynamic, skin, ws)
+        changed = np.any(before != ws.pair_origin, axis=1).sum()
+        updated += 0 < changed < n
+        pairs = listed_pairs(ws, count)
+        assert pairs == sorted(pairs) and len(set(pairs)) == len(pairs), f"step {step}"
+        assert set(pairs) == brute_force_pairs(ws.pair_origin, ws.pair_extent, dynamic), f"step {step}"
+        assert brute_force_pairs(position, half_extent, dynamic) <= set(pairs), f"step {step}"
+        # a body and its nearest neighbours move, so moved bodies also pair with each other
+        centre = int(rng.integers(n))
+        mover = np.argsort(np.linalg.norm(position - position[centre], axis=1))[: int(rng.integers(1, 8))]
+        position[mover] += rng.normal(scale=0.02, size=(len(mover), 3))  # beyond the skin
+        half_extent[mover[:1]] *= 0.3  # a box that shrinks is rebuilt too
+    assert updated > 30  # the partial path ran, not full rebuilds
