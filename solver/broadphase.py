@@ -15,14 +15,17 @@ from numba import njit, prange
 
 from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
 
-# large primes of Teschner et al. (2003) for spatial hashing
-_P1, _P2, _P3 = 73856093, 19349663, 83492791
+# Row-major cell numbering, wrapped into the table: neighbouring cells along x share a cache line of
+# bucket_start and their bodies lie next to each other in bucket order (with the XOR-of-primes hash of
+# Teschner et al. 2003 every neighbour cell was a cache miss). Cells of a box up to 101 x 101 x 25
+# cells get distinct numbers; further cells may share a bucket, which the cell key tells apart.
+_ROW, _LAYER = 101, 101 * 101
 
 
 @njit(**JIT, inline="always")
 def cell_hash(cx, cy, cz, mask):
     """Bucket of grid cell (cx, cy, cz) in a table of mask + 1 (a power of two) buckets."""
-    return ((cx * _P1) ^ (cy * _P2) ^ (cz * _P3)) & mask
+    return (cx + _ROW * cy + _LAYER * cz) & mask
 
 
 _CELL_BITS = 21
