@@ -35,7 +35,7 @@ from .math3d import JIT
 HISTOGRAM_BINS = 1024   # resolution of the equal-count split along x
 SLAB_IMBALANCE = 1.25   # a slab may hold this many times its share of dynamic bodies before the split moves
 COLOURS = 64            # colours tracked per body (one bit each); later contacts share the last bucket
-BLOCK = 4096 # contacts coloured together (consecutive in key order within a class)
+BLOCK = 4096            # contacts coloured together (consecutive in key order within a class)
 
 
 @njit(**JIT)

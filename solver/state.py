@@ -52,7 +52,7 @@ class Workspace(NamedTuple):
     pair_extent: np.ndarray       # (N, 3) box half sizes plus skin used for that build
     pair_list: np.ndarray         # (2,) int64: pairs in the list, 1 if it may be reused
     moved_body: np.ndarray        # (N,) int64 bodies that left their built boxes this substep
-    body_moved: np.ndarray        # (N,) bool the same as flags (all False between updates)
+    body_moved: np.ndarray        # (N,) bool flags of the bodies in moved_body (all False between updates)
     pair_depth: np.ndarray        # (P,) narrow-phase result per pair, -inf if no contact
     pair_normal: np.ndarray       # (P, 3)
     pair_point: np.ndarray        # (P, 3)
