@@ -28,9 +28,9 @@ Rows and impulses are stored in solve order (slot s); ``slot_contact[s]`` is the
 contact (in key order) a slot holds and ``contact_slot`` the inverse.
 """
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from .math3d import JIT
+from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
 
 HISTOGRAM_BINS = 1024   # resolution of the equal-count split along x
 SLAB_IMBALANCE = 1.25   # a slab may hold this many times its share of dynamic bodies before the split moves
@@ -118,39 +118,85 @@ def order_bucket_count(slabs, contact_capacity):
     return (slabs + 1) * (contact_capacity // BLOCK + 1) * COLOURS + 1
 
 
-@njit(**JIT)
+@njit(**JIT_PARALLEL)
 def order_contacts(contact_a, contact_b, contact_key, n_contacts, dynamic, slabs, cache_key, cache_count, ws):
     """Slot of every contact: grouped by class (slabs, then boundary), in blocks, colour order inside a block.
 
     Also writes per slot the solve indices of both bodies (statics keep their
     negative id), the warm-start cache row (-1 if the contact is new), and the
     slot range of each class in ws.slab_start[0 : slabs + 2].
+
+    The classes touch disjoint colour state (a slab's bodies; the boundary
+    keeps its own column) and disjoint counters, so the slabs are coloured and
+    placed in parallel and the boundary after them; the result does not depend
+    on the thread count.
     """
     n_classes = slabs + 1
     blocks = n_contacts // BLOCK + 1  # per class, at most
-    used = ws.body_colours
-    colour_block = ws.body_colour_block  # the block that set a body's colours (per side)
-    colour_block[:] = -1
-    class_fill = np.zeros(n_classes, dtype=np.int64)
     bucket = ws.contact_slot  # holds each contact's bucket until the slots are known
     counts = ws.order_counts
-    counts[: n_classes * blocks * COLOURS + 1] = 0
+    _clear_order(ws.body_colour_block, counts, n_classes * blocks * COLOURS + 1)
+    chunks = min(n_contacts, PARALLEL_CHUNKS)
+    for k in prange(chunks):
+        _classify_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, contact_a, contact_b, dynamic,
+                        slabs, ws.body_slab, ws.contact_class)
+    for k in prange(slabs):
+        _colour_class(k, slabs, blocks, n_contacts, contact_a, contact_b, dynamic, ws.contact_class,
+                      ws.body_colours, ws.body_colour_block, bucket, counts)
+    _colour_class(slabs, slabs, blocks, n_contacts, contact_a, contact_b, dynamic, ws.contact_class,
+                  ws.body_colours, ws.body_colour_block, bucket, counts)
+    for k in range(n_classes * blocks * COLOURS):
+        counts[k + 1] += counts[k]
+    for k in range(n_classes + 1):
+        ws.slab_start[k] = counts[k * blocks * COLOURS]
+    for k in prange(slabs):
+        _place_class(k, n_contacts, contact_a, contact_b, contact_key, cache_key, cache_count, ws.contact_class,
+                     ws.solve_body, bucket, counts, ws.contact_slot, ws.slot_contact, ws.slot_a, ws.slot_b,
+                     ws.slot_cache)
+    _place_class(slabs, n_contacts, contact_a, contact_b, contact_key, cache_key, cache_count, ws.contact_class,
+                 ws.solve_body, bucket, counts, ws.contact_slot, ws.slot_contact, ws.slot_a, ws.slot_b,
+                 ws.slot_cache)
+
+
+@njit(**JIT)
+def _clear_order(colour_block, counts, n_counts):
+    # a serial helper: in a parallel function an array expression becomes a parfor of its own
+    colour_block[:] = -1
+    counts[:n_counts] = 0
+
+
+@njit(**JIT)
+def _classify_range(start, end, contact_a, contact_b, dynamic, slabs, body_slab, contact_class):
+    """Class of contacts start..end: the slab of its dynamic bodies, or the boundary (slabs) if they differ."""
+    for c in range(start, end):
+        a = contact_a[c]
+        b = contact_b[c]
+        a_moves = a >= 0 and dynamic[a]
+        if a_moves and dynamic[b]:
+            contact_class[c] = body_slab[b] if body_slab[a] == body_slab[b] else slabs
+        elif dynamic[b]:
+            contact_class[c] = body_slab[b]
+        else:
+            contact_class[c] = body_slab[a] if a_moves else 0
+
+
+@njit(**JIT)
+def _colour_class(klass, slabs, blocks, n_contacts, contact_a, contact_b, dynamic, contact_class, used, colour_block,
+                  bucket, counts):
+    """Greedy colours of one class's contacts, block by block in key order; counts per (block, colour)."""
+    # colours a body took in another block do not count; a body's contacts are in its slab's class
+    # or in the boundary class, which keep their colours apart (column 0 and 1)
+    side = 1 if klass == slabs else 0
+    fill = 0
     for c in range(n_contacts):
+        if contact_class[c] != klass:
+            continue
+        block = klass * blocks + fill // BLOCK
+        fill += 1
         a = contact_a[c]
         b = contact_b[c]
         a_moves = a >= 0 and dynamic[a]
         b_moves = dynamic[b]
-        if a_moves and b_moves:
-            klass = ws.body_slab[b] if ws.body_slab[a] == ws.body_slab[b] else slabs
-        elif b_moves:
-            klass = ws.body_slab[b]
-        else:
-            klass = ws.body_slab[a] if a_moves else 0
-        block = klass * blocks + class_fill[klass] // BLOCK
-        class_fill[klass] += 1
-        # colours a body took in another block do not count; a body's contacts are in its slab's class
-        # or in the boundary class, which keep their colours apart (column 0 and 1)
-        side = 1 if klass == slabs else 0
         used_b = used[b, side] if b_moves and colour_block[b, side] == block else 0
         used_a = used[a, side] if a_moves and colour_block[a, side] == block else 0
         mask = used_a | used_b
@@ -166,24 +212,28 @@ def order_contacts(contact_a, contact_b, contact_key, n_contacts, dynamic, slabs
             colour_block[a, side] = block
         bucket[c] = block * COLOURS + colour
         counts[bucket[c] + 1] += 1
-    for k in range(n_classes * blocks * COLOURS):
-        counts[k + 1] += counts[k]
-    for k in range(n_classes + 1):
-        ws.slab_start[k] = counts[k * blocks * COLOURS]
+
+
+@njit(**JIT)
+def _place_class(klass, n_contacts, contact_a, contact_b, contact_key, cache_key, cache_count, contact_class,
+                 solve_body, bucket, counts, contact_slot, slot_contact, slot_a, slot_b, slot_cache):
+    """Slots of one class's contacts from the counted buckets, with bodies and warm-start cache rows."""
     cursor = 0
     for c in range(n_contacts):
+        if contact_class[c] != klass:
+            continue
         s = counts[bucket[c]]
         counts[bucket[c]] += 1
-        ws.contact_slot[c] = s
-        ws.slot_contact[s] = c
+        contact_slot[c] = s
+        slot_contact[s] = c
         a = contact_a[c]
-        ws.slot_a[s] = ws.solve_body[a] if a >= 0 else a
-        ws.slot_b[s] = ws.solve_body[contact_b[c]]
+        slot_a[s] = solve_body[a] if a >= 0 else a
+        slot_b[s] = solve_body[contact_b[c]]
         # contacts and cache are both sorted by key: one merge walk finds last substep's impulses
         key = contact_key[c]
         while cursor < cache_count and cache_key[cursor] < key:
             cursor += 1
-        ws.slot_cache[s] = cursor if cursor < cache_count and cache_key[cursor] == key else -1
+        slot_cache[s] = cursor if cursor < cache_count and cache_key[cursor] == key else -1
 
 
 @njit(**JIT)

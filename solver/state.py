@@ -77,6 +77,7 @@ class Workspace(NamedTuple):
     body_colours: np.ndarray      # (N, 2) int64 bit mask of colours used at each body, in its slab / the boundary
     body_colour_block: np.ndarray  # (N, 2) int64 the colour block that set body_colours
     order_counts: np.ndarray      # (order_bucket_count,) int64 counting-sort buckets of the solve order
+    contact_class: np.ndarray     # (C,) int64 class of each contact (its slab, or slabs for the boundary)
     solve_linear: np.ndarray      # (N, 3) velocities in solve numbering
     solve_angular: np.ndarray     # (N, 3)
     solve_pseudo_linear: np.ndarray   # (N, 3) split-impulse velocities in solve numbering
@@ -160,6 +161,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         slab_bounds=np.full(slabs - 1, np.inf), body_slab=np.zeros(n, dtype=np.int64), solve_body=np.zeros(n, dtype=np.int64),
         solve_origin=np.zeros(n, dtype=np.int64), body_colours=np.zeros((n, 2), dtype=np.int64),
         body_colour_block=np.zeros((n, 2), dtype=np.int64), order_counts=np.zeros(order_bucket_count(slabs, c), dtype=np.int64),
+        contact_class=np.zeros(c, dtype=np.int64),
         solve_linear=np.zeros((n, 3)), solve_angular=np.zeros((n, 3)),
         solve_pseudo_linear=np.zeros((n, 3)), solve_pseudo_angular=np.zeros((n, 3)),
         contact_slot=np.zeros(c, dtype=np.int64), slot_contact=np.zeros(c, dtype=np.int64),
