@@ -24,7 +24,8 @@ plain arrays, never tuples of arrays:
   velocities: inverse masses and I^-1 (r x d).
 
 A large pile's sweeps stream these rows from memory (a 100,000-body pile has
-150 MB of them), so their size sets the cost there. Single precision is exact
+about 100 MB of them; 150 MB as one row of 56 doubles), so their size sets the
+cost there. Single precision is exact
 enough for what a row reads (a velocity estimate to 1e-7); what it applies
 stays double, and the directions are rounded to single precision before any
 other term is computed from them, so an impulse changes the linear and angular
@@ -249,9 +250,8 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
                                         lever_a, spun_a, has_a)
             rows[c, slot] = 1.0 / total if total > 0.0 else 0.0
         if angular_rows:
-            for d, ia_, ib_, slot in ((T1, IA1, IB1, MASS_R1), (T2, IA2, IB2, MASS_R2), (N_, IAS, IBS, MASS_S)):
-                k = d // 3
-                total = 0.0
+            for k, ia_, ib_, slot in ((1, IA1, IB1, MASS_R1), (2, IA2, IB2, MASS_R2), (0, IAS, IBS, MASS_S)):
+                total = 0.0  # d' (I_A^-1 + I_B^-1) d with d = directions[k] (t1, t2, n)
                 for j in range(3):
                     total += directions[k, j] * (contact_aux[c, ib_ + j] + contact_aux[c, ia_ + j])
                 contact_aux[c, slot] = 1.0 / total if total > 0.0 else 0.0
