@@ -271,8 +271,18 @@ def update_pairs(position, half_extent, dynamic, skin, ws):
         for k in range(3):
             origin[i, k] = position[i, k]
             built[i, k] = half_extent[i, k] + skin
+    # the narrow phase's witnesses belong to pairs: set the valid old list aside to carry them over
+    n_old = ws.pair_list[0] if ws.pair_list[1] == 1 else 0
+    old_key = np.empty(n_old, dtype=np.int64)
+    old_witness = np.empty((n_old, 3))
+    for p in range(n_old):
+        old_key[p] = ws.pair_a[p] * n + ws.pair_b[p]
+        for k in range(3):
+            old_witness[p, k] = ws.pair_witness[p, k]
     count = find_pairs(position, built, dynamic, ws.bucket_start, ws.bucket_body, ws.bucket_key, ws.bucket_box,
                        ws.bucket_fill, ws.pair_a, ws.pair_b, PARALLEL_CHUNKS)
+    if count >= 0:
+        _carry_witnesses(old_key, old_witness, ws.pair_a, ws.pair_b, ws.pair_witness, count, n)
     ws.pair_list[0] = count
     ws.pair_list[1] = 1 if count >= 0 else 0
     return count
@@ -317,33 +327,69 @@ def _update_moved_pairs(position, half_extent, dynamic, skin, moved, ws):
             kept += 1
         n_new = kept
     new_key = np.sort(new_key[:n_new])
-    # drop the old pairs of moved bodies, then merge from the back (the list only grows at its end)
+    # drop the old pairs of moved bodies (setting their witnesses aside, in key order, for the pairs
+    # found again; past the room a witness is just dropped), then merge from the back (the list only
+    # grows at its end)
     pair_a = ws.pair_a
     pair_b = ws.pair_b
+    witness = ws.pair_witness
+    dropped_key = np.empty(room, dtype=np.int64)
+    dropped_witness = np.empty((room, 3))
+    n_dropped = 0
     kept = 0
     for p in range(ws.pair_list[0]):
         if not (is_moved[pair_a[p]] or is_moved[pair_b[p]]):
             pair_a[kept] = pair_a[p]
             pair_b[kept] = pair_b[p]
+            for k in range(3):
+                witness[kept, k] = witness[p, k]
             kept += 1
+        elif n_dropped < room:
+            dropped_key[n_dropped] = pair_a[p] * n + pair_b[p]
+            for k in range(3):
+                dropped_witness[n_dropped, k] = witness[p, k]
+            n_dropped += 1
     _clear_moved(moved, is_moved)
     total = kept + n_new
     if total > pair_a.shape[0]:
+        ws.pair_list[1] = 0  # the list is half-merged: the full rebuild must not read it
         return -1
     old = kept - 1
     fresh = n_new - 1
+    last_dropped = n_dropped - 1
     for w in range(total - 1, -1, -1):
         if fresh < 0:
             break  # the old pairs left are already in place
         if old >= 0 and pair_a[old] * n + pair_b[old] > new_key[fresh]:
             pair_a[w] = pair_a[old]
             pair_b[w] = pair_b[old]
+            for k in range(3):
+                witness[w, k] = witness[old, k]
             old -= 1
         else:
-            pair_a[w] = new_key[fresh] // n
-            pair_b[w] = new_key[fresh] % n
+            key = new_key[fresh]
+            pair_a[w] = key // n
+            pair_b[w] = key % n
+            while last_dropped >= 0 and dropped_key[last_dropped] > key:
+                last_dropped -= 1
+            found = last_dropped >= 0 and dropped_key[last_dropped] == key
+            for k in range(3):
+                witness[w, k] = dropped_witness[last_dropped, k] if found else 0.0
             fresh -= 1
     return total
+
+
+@njit(**JIT)
+def _carry_witnesses(old_key, old_witness, pair_a, pair_b, witness, count, n):
+    """Witnesses of the new list's pairs from the old sorted list (keys a * n + b); zeros for new pairs."""
+    cursor = 0
+    for p in range(count):
+        key = pair_a[p] * n + pair_b[p]
+        while cursor < old_key.shape[0] and old_key[cursor] < key:
+            cursor += 1
+        found = cursor < old_key.shape[0] and old_key[cursor] == key
+        for k in range(3):
+            witness[p, k] = old_witness[cursor, k] if found else 0.0
 
 
 @njit(**JIT)

@@ -1,12 +1,15 @@
 """Collision driver: candidate pairs and static colliders to contacts.
 
 Pre-tests run cheapest first: bounding spheres; then pairs that had a contact
-last substep go straight to the warm-started depth, and the others meet oriented
-boxes, the width gap along the centre line, and the exact
+last substep go straight to the warm-started depth. A pair that was found
+apart keeps a witness (ws.pair_witness, carried along with the pair list): the
+direction of its last common normal. The width gap along any unit direction
+bounds the depth from above, so one width gap along the witness rejects most
+near misses of a resting pile. The witness only rejects: pairs it does not
+reject meet oriented boxes, the width gap along the centre line, and the exact
 characteristic-polynomial separation test on ellipsoids inflated to cover the
-contact reach. Surviving pairs get an
-exact signed depth and normal from the narrow phase, warm-started with last
-substep's normal.
+contact reach (a separated pair then gets its witness). Surviving pairs get an
+exact signed depth and normal from the narrow phase.
 
 Each body has a reach: the contact margin plus the distance it can travel this
 substep (|v| h). A pair is kept as a contact when its depth exceeds minus the
@@ -22,9 +25,9 @@ from numba import njit, prange
 
 from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
 from .model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
-from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_plane_depth,
-                          ellipsoid_tube_depth, ellipsoids_separated_into, minimise_width_gap, new_separation_scratch,
-                          support_point, width_gap_along)
+from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_plane_depth, ellipsoid_tube_depth,
+                          ellipsoids_separated_into, minimise_width_gap, minimise_width_gap_supports,
+                          new_separation_scratch, support_point, width_gap_along)
 
 
 @njit(**JIT, inline="always")
@@ -128,13 +131,21 @@ def _collide_pair_range(model, state, ws, start, end):
         key = i * stride + j
         while cursor < cache_count and cache_key[cursor] < key:
             cursor += 1
+        witness = ws.pair_witness[p]
         if cursor < cache_count and cache_key[cursor] == key:
             # touching last substep: the warm-started depth decides, the pre-tests would pass anyway
             # (Newton called directly with scalars: passing array views costs more than it computes)
-            cn = state.cache_normal
-            depth, nx, ny, nz = minimise_width_gap(ws.shape[i], ws.shape[j], dx, dy, dz, cn[cursor, 0],
-                                                   cn[cursor, 1], cn[cursor, 2])
+            sx = state.cache_normal[cursor, 0]
+            sy = state.cache_normal[cursor, 1]
+            sz = state.cache_normal[cursor, 2]
         else:
+            # apart last time we looked: the width gap along the direction that separated them bounds the
+            # depth from above, so most near misses of a resting pile end here, without the tests below.
+            # A witness only ever rejects (exactly); what follows never depends on it, so contacts do not
+            # depend on the pair list's history (a run with grown buffers equals one without, bit for bit)
+            if (witness[0] ** 2 + witness[1] ** 2 + witness[2] ** 2 > 0.5 and
+                    width_gap_along(ca, ws.shape[i], cb, ws.shape[j], witness[0], witness[1], witness[2]) < -reach):
+                continue
             for k in range(3):
                 half_a[k] = model.semi_axes[i, k] + reach_a
                 half_b[k] = model.semi_axes[j, k] + reach_b
@@ -142,23 +153,47 @@ def _collide_pair_range(model, state, ws, start, end):
                 continue
             # the width gap along the centre line bounds the depth from above
             distance = np.sqrt(dx * dx + dy * dy + dz * dz)
-            if distance > 0.0 and width_gap_along(ca, ws.shape[i], cb, ws.shape[j], dx / distance,
-                                                  dy / distance, dz / distance) < -reach:
-                continue
+            ux, uy, uz = 0.0, 0.0, 1.0
+            if distance > 0.0:
+                ux = dx / distance
+                uy = dy / distance
+                uz = dz / distance
+                if width_gap_along(ca, ws.shape[i], cb, ws.shape[j], ux, uy, uz) < -reach:
+                    witness[0] = ux
+                    witness[1] = uy
+                    witness[2] = uz
+                    continue
             inflate_a = 1.0 + reach_a / model.semi_axes[i].min()
             inflate_b = 1.0 + reach_b / model.semi_axes[j].min()
             if ellipsoids_separated_into(ca, ws.rotation[i], model.semi_axes[i], cb, ws.rotation[j],
                                          model.semi_axes[j], inflate_a, inflate_b, sep_scratch, sep_chain,
                                          sep_lengths, sep_remainder):
+                if distance > 0.0:
+                    # apart, so Newton from the centre line finds the global minimum: its normal is a
+                    # witness that usually settles this pair in one width gap for many substeps
+                    _, nx, ny, nz = minimise_width_gap(ws.shape[i], ws.shape[j], dx, dy, dz, ux, uy, uz)
+                    witness[0] = nx
+                    witness[1] = ny
+                    witness[2] = nz
                 continue
+            # a cold start from several directions (overlaps can have several local minima)
             normal[:] = 0.0
             depth = ellipsoid_ellipsoid_depth(ca, ws.shape[i], ws.rotation[i], cb, ws.shape[j], ws.rotation[j],
                                               normal, normal)
-            nx, ny, nz = normal[0], normal[1], normal[2]
+            sx = normal[0]
+            sy = normal[1]
+            sz = normal[2]
+        # Newton from the start normal (a cold start's result is already converged: this polishes it
+        # in one trial) also gives both support points
+        depth, nx, ny, nz, oax, oay, oaz, obx, oby, obz = minimise_width_gap_supports(
+            ws.shape[i], ws.shape[j], dx, dy, dz, sx, sy, sz)
+        witness[0] = nx
+        witness[1] = ny
+        witness[2] = nz
         if depth < -reach:
             continue
-        pax, pay, paz = support_point(ca, ws.shape[i], nx, ny, nz, 1.0)
-        pbx, pby, pbz = support_point(cb, ws.shape[j], nx, ny, nz, -1.0)
+        pax, pay, paz = ca[0] + oax, ca[1] + oay, ca[2] + oaz
+        pbx, pby, pbz = cb[0] - obx, cb[1] - oby, cb[2] - obz
         ws.pair_depth[p] = depth
         ws.pair_normal[p, 0] = nx
         ws.pair_normal[p, 1] = ny

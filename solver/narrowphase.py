@@ -72,12 +72,19 @@ def _width_gap(ma, mb, dx, dy, dz, nx, ny, nz):
 
 
 @njit(**JIT)
-def minimise_width_gap(ma, mb, dx, dy, dz, nx, ny, nz):
-    """Minimise the width gap over the unit sphere from n; return (depth, nx, ny, nz)."""
-    f = _width_gap(ma, mb, dx, dy, dz, nx, ny, nz)
+def minimise_width_gap_supports(ma, mb, dx, dy, dz, nx, ny, nz):
+    """Minimise the width gap over the unit sphere from n.
+
+    Returns (depth, nx, ny, nz, ax, ay, az, bx, by, bz): the minimum, its unit
+    normal, and the support offsets M_A n / sqrt(n'M_A n) and M_B n / sqrt(n'M_B n)
+    at it (the contact's support points are c_A + offset_A and c_B - offset_B).
+    Each trial normal's matrix products serve its width gap, the next
+    iteration's gradient and Hessian and the support points, computed once.
+    """
+    max_, may_, maz_, sa = _quad(ma, nx, ny, nz)
+    mbx, mby, mbz, sb = _quad(mb, nx, ny, nz)
+    f = sa + sb - (dx * nx + dy * ny + dz * nz)
     for _ in range(NEWTON_MAX_ITERATIONS):
-        max_, may_, maz_, sa = _quad(ma, nx, ny, nz)
-        mbx, mby, mbz, sb = _quad(mb, nx, ny, nz)
         gx = max_ / sa + mbx / sb - dx
         gy = may_ / sa + mby / sb - dy
         gz = maz_ / sa + mbz / sb - dz
@@ -97,7 +104,6 @@ def minimise_width_gap(ma, mb, dx, dy, dz, nx, ny, nz):
         h12 = (ma12 - a1 * a2) / sa + (mb12 - b1 * b2) / sb
         # Levenberg shift keeps the step a descent direction where the Hessian is indefinite
         trace = h11 + h22
-        det = h11 * h22 - h12 * h12
         disc = np.sqrt(max(0.25 * (h11 - h22) ** 2 + h12 * h12, 0.0))
         lowest = 0.5 * trace - disc
         shift = 0.0
@@ -130,7 +136,9 @@ def minimise_width_gap(ma, mb, dx, dy, dz, nx, ny, nz):
             cx /= cn
             cy /= cn
             cz /= cn
-            fc = _width_gap(ma, mb, dx, dy, dz, cx, cy, cz)
+            qax, qay, qaz, qa = _quad(ma, cx, cy, cz)
+            qbx, qby, qbz, qb = _quad(mb, cx, cy, cz)
+            fc = qa + qb - (dx * cx + dy * cy + dz * cz)
             if fc <= f + allowance:
                 accepted = True
                 break
@@ -140,9 +148,18 @@ def minimise_width_gap(ma, mb, dx, dy, dz, nx, ny, nz):
         if not accepted:
             break
         nx, ny, nz, f = cx, cy, cz, fc
+        max_, may_, maz_, sa = qax, qay, qaz, qa
+        mbx, mby, mbz, sb = qbx, qby, qbz, qb
         # Newton converges quadratically: after a full step this short, the next would be below round-off
         if full_newton and halvings == 0 and length < NEWTON_CONVERGED_STEP:
             break
+    return f, nx, ny, nz, max_ / sa, may_ / sa, maz_ / sa, mbx / sb, mby / sb, mbz / sb
+
+
+@njit(**JIT)
+def minimise_width_gap(ma, mb, dx, dy, dz, nx, ny, nz):
+    """Minimise the width gap over the unit sphere from n; return (depth, nx, ny, nz)."""
+    f, nx, ny, nz, _, _, _, _, _, _ = minimise_width_gap_supports(ma, mb, dx, dy, dz, nx, ny, nz)
     return f, nx, ny, nz
 
 

@@ -56,6 +56,7 @@ class Workspace(NamedTuple):
     pair_depth: np.ndarray        # (P,) narrow-phase result per pair, -inf if no contact
     pair_normal: np.ndarray       # (P, 3)
     pair_point: np.ndarray        # (P, 3)
+    pair_witness: np.ndarray      # (P, 3) unit normal a pair was last found with (zeros: none), see collision
     body_energy: np.ndarray       # (N,) kinetic energy after the last substep (0 for non-dynamic bodies)
     contact_a: np.ndarray         # (C,) int64 body index, or -1 - static id
     contact_b: np.ndarray         # (C,) int64 body index
@@ -150,7 +151,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         bucket_fill=np.zeros(table, dtype=np.int64),
         pair_a=np.zeros(pair_capacity, dtype=np.int64), pair_b=np.zeros(pair_capacity, dtype=np.int64),
         pair_depth=np.zeros(pair_capacity), pair_normal=np.zeros((pair_capacity, 3)),
-        pair_point=np.zeros((pair_capacity, 3)), body_energy=np.zeros(n), pair_origin=np.zeros((n, 3)), pair_extent=np.zeros((n, 3)), pair_list=np.zeros(2, dtype=np.int64),
+        pair_point=np.zeros((pair_capacity, 3)), pair_witness=np.zeros((pair_capacity, 3)), body_energy=np.zeros(n), pair_origin=np.zeros((n, 3)), pair_extent=np.zeros((n, 3)), pair_list=np.zeros(2, dtype=np.int64),
         moved_body=np.zeros(n, dtype=np.int64), body_moved=np.zeros(n, dtype=np.bool_),
         contact_a=np.zeros(c, dtype=np.int64), contact_b=np.zeros(c, dtype=np.int64),
         contact_key=np.zeros(c, dtype=np.int64), contact_normal=np.zeros((c, 3)),

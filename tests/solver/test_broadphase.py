@@ -105,3 +105,33 @@ def test_list_updated_around_moved_bodies_holds_exactly_the_built_box_pairs():
         position[mover] += rng.normal(scale=0.02, size=(len(mover), 3))  # beyond the skin
         half_extent[mover[:1]] *= 0.3  # a box that shrinks is rebuilt too
     assert updated > 30  # the partial path ran, not full rebuilds
+
+
+def test_witnesses_travel_with_their_pairs_through_updates_and_rebuilds():
+    """The narrow phase keeps a witness per pair: a pair listed again keeps its own, a new pair starts with none."""
+    rng = np.random.default_rng(13)
+    n, skin = 300, 0.01
+    position, half_extent, dynamic = random_boxes(rng, n, box_side=0.8)
+    ws = new_workspace(n, 64 * n, 8, 6, 1)
+    count = update_pairs(position, half_extent, dynamic, skin, ws)
+    partial = full = 0
+    for step in range(40):
+        # a witness that names its pair, as the narrow phase would leave one
+        before = {}
+        for p, (a, b) in enumerate(listed_pairs(ws, count)):
+            ws.pair_witness[p] = (a, b, step + 1)
+            before[(a, b)] = (a, b, step + 1)
+        if step % 4 == 3:
+            position += rng.normal(scale=0.01, size=position.shape)  # most bodies leave their boxes: a rebuild
+        else:
+            mover = rng.choice(n, size=int(rng.integers(1, 6)), replace=False)
+            position[mover] += rng.normal(scale=0.02, size=(len(mover), 3))
+        origin = ws.pair_origin.copy()
+        count = update_pairs(position, half_extent, dynamic, skin, ws)
+        moved = np.any(origin != ws.pair_origin, axis=1).sum()
+        full += moved == n
+        partial += 0 < moved < n
+        for p, pair in enumerate(listed_pairs(ws, count)):
+            expected = before.get(pair, (0.0, 0.0, 0.0))
+            assert tuple(ws.pair_witness[p]) == expected, f"step {step}, pair {pair}"
+    assert full >= 8 and partial >= 20  # both paths carried witnesses
