@@ -104,8 +104,8 @@ def _body_phases(model, state, ws, settings, h, dynamic):
                                       ws.contact_response, ws.contact_aux, ws.contact_impulse,
                                       ws.contact_twist_impulse, ws.solve_linear, ws.solve_angular,
                                       settings.iterations, settings.sweep_tolerance / h, ws.sweep_change)
-    apply_restitution(ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_response, ws.contact_aux, ws.contact_impulse,
-                      ws.solve_linear, ws.solve_angular, n_contacts, settings.restitution_threshold)
+    apply_restitution(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_response, ws.contact_aux,
+                      ws.contact_impulse, ws.solve_linear, ws.solve_angular, settings.restitution_threshold)
     set_penetration_targets(ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_row, ws.solve_linear, ws.solve_angular,
                             ws.shape, model.semi_axes, n_contacts, h, settings.baumgarte, settings.slop)
     solve_penetration(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_response,
