@@ -13,8 +13,7 @@ from .math3d import PARALLEL_CHUNKS
 from .model import build_model
 from .recording import Recording
 from .rope import build_ropes, copy_rope_state, rope_nodes, rope_segments
-from .state import (IMPULSE_WIDTH, BodyState, copy_body_state, grow_cache, new_body_state,
-                    new_workspace)
+from .state import BodyState, copy_body_state, grow_cache, new_body_state, new_workspace
 from .step import (CONTACT_OVERFLOW, DIVERGED, OK, PAIR_OVERFLOW, PHASES, Settings, record_step_statistics,
                    run_substeps, run_substeps_with_ropes)
 
