@@ -463,19 +463,17 @@ def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_response, c
             vax, vay, vaz, wax, way, waz = _body_velocity(lin, ang, a)
         else:
             vax = vay = vaz = wax = way = waz = 0.0
-        nx, ny, nz = _row3(rows, c, N_)
         if (impulse[c, 0] == 0.0 and impulse[c, 1] == 0.0 and impulse[c, 2] == 0.0
                 and (rows[c, ROLLING] == 0.0 or (twist[c, 0] == 0.0 and twist[c, 1] == 0.0))
                 and (rows[c, SPINNING] == 0.0 or twist[c, 2] == 0.0)):
             # an idle contact (a quarter to a half of a pile's, mostly speculative ones still apart): with
             # no normal impulse every friction bound is zero, so if the normal row does not push either,
             # the full update below would change nothing. Skipping it is exact.
-            vn = (nx * (vbx - vax) + ny * (vby - vay) + nz * (vbz - vaz) + _dot3(rows, c, BN, wbx, wby, wbz)
-                  - _dot3(rows, c, AN, wax, way, waz))
-            if vn >= rows[c, TARGET]:
+            if _row_velocity(rows, c, lin, ang, a, b, N_, AN, BN) >= rows[c, TARGET]:
                 continue
         ma = response[c, INV_MASS_A]
         mb = response[c, INV_MASS_B]
+        nx, ny, nz = _row3(rows, c, N_)
         t1x, t1y, t1z = _row3(rows, c, T1)
         t2x, t2y, t2z = _row3(rows, c, T2)
         dvx, dvy, dvz = vbx - vax, vby - vay, vbz - vaz
