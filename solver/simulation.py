@@ -239,6 +239,7 @@ class Simulation:
         self.stats = {
             "contacts": int(ws.counters[1]),
             "sweeps": int(ws.counters[2]),  # velocity sweeps of the last substep
+            "push_sweeps": int(ws.counters[5]),  # split-impulse sweeps of the last substep
             "max_penetration": float(ws.step_stats[0]),
             "kinetic_energy": float(ws.step_stats[1]),
             "phase_seconds": {name: float(ws.phase_seconds[k]) for k, name in enumerate(PHASES)},

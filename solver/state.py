@@ -90,10 +90,10 @@ class Workspace(NamedTuple):
     slot_cache: np.ndarray        # (C,) int64 row of last substep's cache, -1 if new
     slab_start: np.ndarray        # (slabs + 2,) int64 first slot of each slab, the boundary class, the end
     sweep_change: np.ndarray      # (slabs + 1,) largest velocity change of the last sweep per slab and boundary
-    push_slot: np.ndarray         # (C,) int64 slots with a positive split-impulse target, per class from its first slot
-    push_count: np.ndarray        # (slabs + 1,) int64 how many each class lists
-    counters: np.ndarray          # (5,) int64: pairs, contacts, velocity sweeps run, diverged body,
-                                  #   substeps completed by the call
+    push_slot: np.ndarray         # (C,) int64 slots the split impulses sweep (see solve_penetration), per class from its first slot
+    push_count: np.ndarray        # (2, slabs + 1) int64 per class: slots listed to push, gaps that might close
+    counters: np.ndarray          # (6,) int64: pairs, contacts, velocity sweeps run, diverged body,
+                                  #   substeps completed by the call, split-impulse sweeps run
     phase_seconds: np.ndarray     # (N_PHASES,)
     step_stats: np.ndarray        # (2,) after the last substep: max penetration, kinetic energy
 
@@ -169,7 +169,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         slot_a=np.zeros(c, dtype=np.int64), slot_b=np.zeros(c, dtype=np.int64),
         slot_cache=np.zeros(c, dtype=np.int64), slab_start=np.zeros(slabs + 2, dtype=np.int64),
         sweep_change=np.zeros(slabs + 1), push_slot=np.zeros(c, dtype=np.int64),
-        push_count=np.zeros(slabs + 1, dtype=np.int64), counters=np.zeros(5, dtype=np.int64),
+        push_count=np.zeros((2, slabs + 1), dtype=np.int64), counters=np.zeros(6, dtype=np.int64),
         phase_seconds=np.zeros(n_phases),
         step_stats=np.zeros(2),
     )

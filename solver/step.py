@@ -22,7 +22,7 @@ from numba.core.errors import NumbaWarning
 
 from .broadphase import update_pairs
 from .collision import collide
-from .contact_solver import (apply_restitution, prepare_contacts, set_penetration_targets, solve_penetration,
+from .contact_solver import (apply_restitution, prepare_contacts, solve_penetration,
                              solve_velocities, store_impulses, warm_start)
 from .integrate import (first_non_finite_body, integrate_positions, predict_velocities, restore_velocities,
                         update_body_frames)
@@ -106,11 +106,11 @@ def _body_phases(model, state, ws, settings, h, dynamic):
                                       settings.iterations, settings.sweep_tolerance / h, ws.sweep_change)
     apply_restitution(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_response, ws.contact_aux,
                       ws.contact_impulse, ws.solve_linear, ws.solve_angular, settings.restitution_threshold)
-    set_penetration_targets(ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_row, ws.solve_linear, ws.solve_angular,
-                            ws.shape, model.semi_axes, n_contacts, h, settings.baumgarte, settings.slop)
-    solve_penetration(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_response,
-                      ws.contact_pseudo, ws.solve_pseudo_linear, ws.solve_pseudo_angular, n_contacts,
-                      settings.position_iterations, ws.push_slot, ws.push_count)
+    ws.counters[5] = solve_penetration(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_row, ws.contact_response,
+                                       ws.contact_pseudo, ws.solve_linear, ws.solve_angular,
+                                       ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.shape, model.semi_axes,
+                                       n_contacts, h, settings.baumgarte, settings.slop, settings.position_iterations,
+                                       settings.sweep_tolerance / h, ws.sweep_change, ws.push_slot, ws.push_count)
     scatter_velocities(ws.solve_origin, ws.solve_linear, ws.solve_angular, state.linear_velocity,
                        state.angular_velocity)
     scatter_velocities(ws.solve_origin, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.pseudo_linear,
