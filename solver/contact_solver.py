@@ -585,8 +585,8 @@ def solve_penetration(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
     first slot on (push_count[0] of them), the contacts with a positive
     target, and after the first sweep those whose gap the pushes could close.
     A contact left out would not resist pseudo-velocities driving its bodies
-    together: in a 1,000-body drop that let one contact in five of those
-    deeper than 1% of the smallest semi-axis get there.
+    together: in a 1,000-body drop that is how about four in five of the
+    contacts deeper than 1% of the smallest semi-axis got there.
 
     The pushes turn bodies as well; where a body spins fast, its surface's
     second-order swing depends on that extra turn, so halfway through the
