@@ -86,7 +86,8 @@ class Simulation:
     sweep_tolerance: the sweeps stop early, after at least two, once the last
         one changed no body's velocity by more than would move it this far in
         the substep (default: 1% of the slop; 0 always runs all of them).
-    position_iterations: split-impulse iterations that remove overlap.
+    position_iterations: split-impulse sweeps that remove overlap, at most (they stop
+        early by the same test as the velocity sweeps).
     margin: speculative contact distance in metres (default: 10% of the
         smallest semi-axis in the scene).
     pair_skin: the broad phase's pair list is built with boxes this much larger
