@@ -386,12 +386,18 @@ def solve_velocities(slab_start, slabs, slot_a, slot_b, contact_row, contact_res
             sweep_change[slabs] = _velocity_sweep(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b,
                                                   contact_row, contact_response, contact_aux, contact_impulse,
                                                   contact_twist_impulse, linear_velocity, angular_velocity)
-        largest = 0.0
-        for k in range(slabs + 1):
-            largest = max(largest, sweep_change[k])
-        if sweep >= 1 and largest <= tolerance:
+        if _sweeps_settled(sweep_change, slabs, sweep, tolerance):
             return sweep + 1
     return iterations
+
+
+@njit(**JIT)
+def _sweeps_settled(sweep_change, slabs, sweep, tolerance):
+    """True after the second sweep once no class's last sweep changed a velocity by more than tolerance."""
+    largest = 0.0
+    for k in range(slabs + 1):
+        largest = max(largest, sweep_change[k])
+    return sweep >= 1 and largest <= tolerance
 
 
 @njit(**JIT)
@@ -629,10 +635,7 @@ def solve_penetration(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
             for k in prange(slabs + 1):
                 _list_closing_gaps(k, slab_start[k], slab_start[k + 1], slot_a, slot_b, contact_row, pseudo_linear,
                                    pseudo_angular, push_slot, push_count)
-        largest = 0.0
-        for k in range(slabs + 1):
-            largest = max(largest, sweep_change[k])
-        settled = sweep >= 1 and largest <= tolerance
+        settled = _sweeps_settled(sweep_change, slabs, sweep, tolerance)
         if not retargeted and (settled or sweep + 1 == iterations // 2):
             for k in prange(slabs + 1):
                 _retarget_listed(slab_start[k], push_count[0, k], push_slot, slot_a, slot_b, solve_origin,
