@@ -177,6 +177,8 @@ def _integrate_range(model, state, ws, h, start, end):
     q = np.empty(4)
     for i in range(start, end):
         kind = model.body_kind[i]
+        ws.start_position[i] = state.position[i]
+        ws.start_orientation[i] = state.orientation[i]
         if kind != DYNAMIC and kind != KINEMATIC:
             continue
         for k in range(3):

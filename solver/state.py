@@ -41,6 +41,8 @@ class Workspace(NamedTuple):
     pseudo_angular: np.ndarray    # (N, 3)
     start_linear: np.ndarray      # (N, 3) velocities before this substep's prediction, restored on a buffer overflow
     start_angular: np.ndarray     # (N, 3)
+    start_position: np.ndarray    # (N, 3) poses before the integrate phase (for the position correction)
+    start_orientation: np.ndarray  # (N, 4)
     bucket_start: np.ndarray      # (T + 1,) int64 broad-phase grid: first entry of each hash bucket
     bucket_body: np.ndarray       # (N,) int64 bodies in bucket order
     bucket_key: np.ndarray        # (N,) int64 their packed grid cells
@@ -92,8 +94,9 @@ class Workspace(NamedTuple):
     sweep_change: np.ndarray      # (slabs + 1,) largest velocity change of the last sweep per slab and boundary
     push_slot: np.ndarray         # (C,) int64 slots the split impulses sweep (see solve_penetration), per class from its first slot
     push_count: np.ndarray        # (2, slabs + 1) int64 per class: slots listed to push, gaps that might close
-    counters: np.ndarray          # (6,) int64: pairs, contacts, velocity sweeps run, diverged body,
-                                  #   substeps completed by the call, split-impulse sweeps run
+    counters: np.ndarray          # (7,) int64: pairs, contacts, velocity sweeps run, diverged body,
+                                  #   substeps completed by the call, split-impulse sweeps run,
+                                  #   position-correction sweeps run (last substep)
     phase_seconds: np.ndarray     # (N_PHASES,)
     step_stats: np.ndarray        # (2,) after the last substep: max penetration, kinetic energy
 
@@ -146,6 +149,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         rotation=np.zeros((n, 3, 3)), shape=np.zeros((n, 3, 3)), inv_inertia_world=np.zeros((n, 3, 3)),
         half_extent=np.zeros((n, 3)), reach=np.zeros(n), pseudo_linear=np.zeros((n, 3)), pseudo_angular=np.zeros((n, 3)),
         start_linear=np.zeros((n, 3)), start_angular=np.zeros((n, 3)),
+        start_position=np.zeros((n, 3)), start_orientation=np.zeros((n, 4)),
         bucket_start=np.zeros(table + 1, dtype=np.int64), bucket_body=np.zeros(n, dtype=np.int64),
         bucket_key=np.zeros(n, dtype=np.int64), bucket_box=np.zeros((n, 6)),
         bucket_fill=np.zeros(table, dtype=np.int64),
@@ -169,7 +173,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         slot_a=np.zeros(c, dtype=np.int64), slot_b=np.zeros(c, dtype=np.int64),
         slot_cache=np.zeros(c, dtype=np.int64), slab_start=np.zeros(slabs + 2, dtype=np.int64),
         sweep_change=np.zeros(slabs + 1), push_slot=np.zeros(c, dtype=np.int64),
-        push_count=np.zeros((2, slabs + 1), dtype=np.int64), counters=np.zeros(6, dtype=np.int64),
+        push_count=np.zeros((2, slabs + 1), dtype=np.int64), counters=np.zeros(7, dtype=np.int64),
         phase_seconds=np.zeros(n_phases),
         step_stats=np.zeros(2),
     )

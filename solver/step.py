@@ -7,6 +7,8 @@
                 split impulses, store
 5. ropes       (ROPE HOOK) rope internal constraints, pins, attachments, contacts
 6. integrate   positions and orientations; non-finite check
+7. position_correction  overlaps measured again with the new poses; the ones the split
+                impulses missed by more than the slop are pushed apart in position only
 
 A whole frame's substeps run inside compiled code; Python sees the arrays once
 per frame. Phase times are accumulated with a monotonic clock read through a
@@ -22,7 +24,7 @@ from numba.core.errors import NumbaWarning
 
 from .broadphase import update_pairs
 from .collision import collide
-from .contact_solver import (apply_restitution, prepare_contacts, solve_penetration,
+from .contact_solver import (apply_restitution, correct_positions, prepare_contacts, solve_penetration,
                              solve_velocities, store_impulses, warm_start)
 from .integrate import (first_non_finite_body, integrate_positions, predict_velocities, restore_velocities,
                         update_body_frames)
@@ -36,7 +38,7 @@ from .solve_order import assign_slabs, gather_velocities, order_contacts, scatte
 warnings.filterwarnings("ignore", message=".*object mode won.t allow parallel execution",
                         category=NumbaWarning)
 
-PHASES = ("forces", "broad_phase", "narrow_phase", "contact_solve", "ropes", "integrate")
+PHASES = ("forces", "broad_phase", "narrow_phase", "contact_solve", "ropes", "integrate", "position_correction")
 
 OK, PAIR_OVERFLOW, CONTACT_OVERFLOW, DIVERGED = 0, 1, 2, 3
 
@@ -53,6 +55,8 @@ class Settings(NamedTuple):
     angular_damping: float
     threads: int              # slabs of the contact solve that run in parallel (see solve_order)
     sweep_tolerance: float    # velocity sweeps stop once none moves a body this far more in a substep (m)
+    position_correction: bool  # phase 7 on or off
+    correction_iterations: int  # its sweeps, at most
 
 
 @njit(cache=True, nogil=True)
@@ -129,16 +133,32 @@ def _body_phases(model, state, ws, settings, h, dynamic):
 
 
 @njit(**JIT)
-def _integrate_phase(model, state, ws, h):
-    """Phase 6. Returns OK, or DIVERGED with the body in ws.counters[3]."""
+def _integrate_phase(model, state, ws, settings, h):
+    """Phases 6 and 7. Returns OK, or DIVERGED with the body in ws.counters[3]."""
     t5 = _clock()
     integrate_positions(model, state, ws, h)
     state.time[0] += h
     bad = first_non_finite_body(state)
-    ws.phase_seconds[5] += _clock() - t5
+    t6 = _clock()
+    ws.phase_seconds[5] += t6 - t5
     if bad >= 0:
         ws.counters[3] = bad
         return DIVERGED
+    ws.counters[6] = 0
+    # the split impulses stop early once converged; then their aim holds and nothing is left to correct.
+    # The correction's sweeps stop once none moves a body a tenth of the slop more (ten times the velocity
+    # sweeps' test): in the 1,000 pile the finer test took about twice as long (0.05 s against 0.03 s
+    # over the 2 s) for the same peak overlap (0.83% against 0.84% of the smallest semi-axis).
+    if settings.position_correction and ws.counters[1] > 0 and ws.counters[5] >= settings.position_iterations:
+        ws.counters[6] = correct_positions(ws.slab_start, settings.threads, ws.slot_a, ws.slot_b, ws.solve_origin,
+                                           ws.contact_row, ws.contact_response, ws.contact_pseudo,
+                                           ws.start_position, ws.start_orientation, state.position,
+                                           state.orientation,
+                                           ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.shape,
+                                           model.semi_axes, ws.counters[1], h, settings.baumgarte, settings.slop,
+                                           settings.correction_iterations, 10.0 * settings.sweep_tolerance / h,
+                                           ws.sweep_change, ws.push_slot, ws.push_count)
+        ws.phase_seconds[6] += _clock() - t6
     return OK
 
 
@@ -169,7 +189,7 @@ def run_substeps(model, state, ws, settings, h, substeps):
         status = _body_phases(model, state, ws, settings, h, dynamic)
         if status != OK:
             return status
-        status = _integrate_phase(model, state, ws, h)
+        status = _integrate_phase(model, state, ws, settings, h)
         if status != OK:
             return status
     ws.counters[4] = substeps
@@ -195,7 +215,7 @@ def run_substeps_with_ropes(model, state, ws, settings, h, substeps, rope_model,
         if bad_rope >= 0:
             ws.counters[3] = -1 - bad_rope
             return DIVERGED
-        status = _integrate_phase(model, state, ws, h)
+        status = _integrate_phase(model, state, ws, settings, h)
         if status != OK:
             return status
     ws.counters[4] = substeps

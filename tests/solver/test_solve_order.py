@@ -1,4 +1,6 @@
 """Solve order: slabs that may run in parallel touch disjoint bodies; results never depend on the thread count."""
+import copy
+
 import numba
 import numpy as np
 import pytest
@@ -192,26 +194,35 @@ def test_scenes_with_fewer_bodies_than_slabs_run(n_bodies):
 def test_velocity_sweeps_stop_early_once_the_pile_rests():
     """A warm-started resting pile needs few sweeps; the early stop must not change how it rests.
 
-    The pile is chaotic: a few bodies on unstable perches end elsewhere from
-    any small difference (with the split impulses that resist closing gaps,
-    11 of 200 moved more than 1% of the smallest semi-axis, 10 allowed before).
-    So the typical body, the median, must rest at the same place to the
-    settle test's bound (1% of the smallest semi-axis), and both piles must
-    rest as deep: settled overlap within the slop plus 1% of the semi-axis.
+    The drop is chaotic (any small difference sends a few bodies to other
+    perches), so the pile is settled once and both settings continue from
+    that same resting state for half a second: every body must stay where the
+    other run has it to the settle test's bound (1% of the smallest
+    semi-axis), and both must rest as deep (settled overlap within the slop
+    plus 1% of the semi-axis).
     """
     scene = build_pile(200, seed=1)
     smallest = min(min(b["semi_axes"]) for b in scene.bodies)
+    settling = solver.Simulation(scene, dt=1 / 240)
+    settling.run(frames=120, fps=60, substeps=4)
+    rested = copy.deepcopy(scene)
+    state = settling.state
+    for i, body in enumerate(rested.bodies):
+        body["position"] = tuple(state.position[i])
+        body["orientation"] = tuple(state.orientation[i])
+        body["velocity"] = tuple(state.linear_velocity[i])
+        body["angular_velocity"] = tuple(state.angular_velocity[i])
     runs = {}
     for tolerance in (None, 0.0):
-        sim = solver.Simulation(scene, dt=1 / 240, sweep_tolerance=tolerance)
-        sim.run(frames=120, fps=60, substeps=4)
+        sim = solver.Simulation(rested, dt=1 / 240, sweep_tolerance=tolerance)
+        sim.run(frames=30, fps=60, substeps=4)
         runs[tolerance] = (sim.stats["sweeps"], sim.state.position.copy())
         assert sim.stats["max_penetration"] <= sim.settings.slop + 0.01 * smallest
     sweeps, resting = runs[None]
     assert sweeps < sim.settings.iterations  # the default stopped early
     assert runs[0.0][0] == sim.settings.iterations  # tolerance 0 always runs them all
     moved = np.linalg.norm(resting - runs[0.0][1], axis=1)
-    assert np.median(moved) <= 0.01 * smallest
+    assert moved.max() <= 0.01 * smallest
 
 
 @pytest.mark.parametrize("tolerance", [-1e-6, float("nan")])
