@@ -179,10 +179,14 @@ def _integrate_range(model, state, ws, h, start, end):
         kind = model.body_kind[i]
         ws.start_position[i] = state.position[i]
         ws.start_orientation[i] = state.orientation[i]
+        ws.body_travel[i] = 0.0
         if kind != DYNAMIC and kind != KINEMATIC:
             continue
         for k in range(3):
             state.position[i, k] += h * (state.linear_velocity[i, k] + ws.pseudo_linear[i, k])
+        moved = h * _norm3(state.linear_velocity[i, 0] + ws.pseudo_linear[i, 0],
+                           state.linear_velocity[i, 1] + ws.pseudo_linear[i, 1],
+                           state.linear_velocity[i, 2] + ws.pseudo_linear[i, 2])
         wx = state.angular_velocity[i, 0]
         wy = state.angular_velocity[i, 1]
         wz = state.angular_velocity[i, 2]
@@ -191,6 +195,7 @@ def _integrate_range(model, state, ws, h, start, end):
         pz = ws.pseudo_angular[i, 2]
         if kind == KINEMATIC:
             rotate_by_rotation_vector(state.orientation[i], h * wx, h * wy, h * wz)
+            ws.body_travel[i] = moved + h * _norm3(wx, wy, wz) * model.bounding_radius[i]
             continue
         # angular momentum L = R I R' w, from the rotation at the start of the substep
         inertia = model.inertia_local[i]
@@ -205,6 +210,8 @@ def _integrate_range(model, state, ws, h, start, end):
         quat_to_matrix(q, rotation)
         mx, my, mz = _inverse_inertia_times(rotation, model.inv_inertia_local[i], lx, ly, lz)
         rotate_by_rotation_vector(state.orientation[i], h * (mx + px), h * (my + py), h * (mz + pz))
+        # a surface point moves at most |dp| plus the turned angle times the largest semi-axis (arc >= chord)
+        ws.body_travel[i] = moved + h * _norm3(mx + px, my + py, mz + pz) * model.bounding_radius[i]
         quat_to_matrix(state.orientation[i], rotation)
         wx, wy, wz = _inverse_inertia_times(rotation, model.inv_inertia_local[i], lx, ly, lz)
         # kinetic energy for the statistics, free here: rotational part is w.L / 2

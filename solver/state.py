@@ -43,6 +43,7 @@ class Workspace(NamedTuple):
     start_angular: np.ndarray     # (N, 3)
     start_position: np.ndarray    # (N, 3) poses before the integrate phase (for the position correction)
     start_orientation: np.ndarray  # (N, 4)
+    body_travel: np.ndarray       # (N,) bound on how far any surface point moved in the integrate phase
     bucket_start: np.ndarray      # (T + 1,) int64 broad-phase grid: first entry of each hash bucket
     bucket_body: np.ndarray       # (N,) int64 bodies in bucket order
     bucket_key: np.ndarray        # (N,) int64 their packed grid cells
@@ -93,6 +94,7 @@ class Workspace(NamedTuple):
     slab_start: np.ndarray        # (slabs + 2,) int64 first slot of each slab, the boundary class, the end
     sweep_change: np.ndarray      # (slabs + 1,) largest velocity change of the last sweep per slab and boundary
     push_slot: np.ndarray         # (C,) int64 slots the split impulses sweep (see solve_penetration), per class from its first slot
+    gap_slot: np.ndarray          # (C,) int64 gaps the pushes might close, per class from its first slot
     push_count: np.ndarray        # (2, slabs + 1) int64 per class: slots listed to push, gaps that might close
     counters: np.ndarray          # (7,) int64: pairs, contacts, velocity sweeps run, diverged body,
                                   #   substeps completed by the call, split-impulse sweeps run,
@@ -150,6 +152,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         half_extent=np.zeros((n, 3)), reach=np.zeros(n), pseudo_linear=np.zeros((n, 3)), pseudo_angular=np.zeros((n, 3)),
         start_linear=np.zeros((n, 3)), start_angular=np.zeros((n, 3)),
         start_position=np.zeros((n, 3)), start_orientation=np.zeros((n, 4)),
+        body_travel=np.zeros(n),
         bucket_start=np.zeros(table + 1, dtype=np.int64), bucket_body=np.zeros(n, dtype=np.int64),
         bucket_key=np.zeros(n, dtype=np.int64), bucket_box=np.zeros((n, 6)),
         bucket_fill=np.zeros(table, dtype=np.int64),
@@ -173,6 +176,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         slot_a=np.zeros(c, dtype=np.int64), slot_b=np.zeros(c, dtype=np.int64),
         slot_cache=np.zeros(c, dtype=np.int64), slab_start=np.zeros(slabs + 2, dtype=np.int64),
         sweep_change=np.zeros(slabs + 1), push_slot=np.zeros(c, dtype=np.int64),
+        gap_slot=np.zeros(c, dtype=np.int64),
         push_count=np.zeros((2, slabs + 1), dtype=np.int64), counters=np.zeros(7, dtype=np.int64),
         phase_seconds=np.zeros(n_phases),
         step_stats=np.zeros(2),

@@ -114,7 +114,8 @@ def _body_phases(model, state, ws, settings, h, dynamic):
                                        ws.contact_response, ws.contact_pseudo, ws.solve_linear, ws.solve_angular,
                                        ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.shape, model.semi_axes,
                                        n_contacts, h, settings.baumgarte, settings.slop, settings.position_iterations,
-                                       settings.sweep_tolerance / h, ws.sweep_change, ws.push_slot, ws.push_count)
+                                       settings.sweep_tolerance / h, ws.sweep_change, ws.push_slot, ws.gap_slot,
+                                       ws.push_count)
     scatter_velocities(ws.solve_origin, ws.solve_linear, ws.solve_angular, state.linear_velocity,
                        state.angular_velocity)
     scatter_velocities(ws.solve_origin, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.pseudo_linear,
@@ -152,12 +153,12 @@ def _integrate_phase(model, state, ws, settings, h):
     if settings.position_correction and ws.counters[1] > 0 and ws.counters[5] >= settings.position_iterations:
         ws.counters[6] = correct_positions(ws.slab_start, settings.threads, ws.slot_a, ws.slot_b, ws.solve_origin,
                                            ws.contact_row, ws.contact_response, ws.contact_pseudo,
-                                           ws.start_position, ws.start_orientation, state.position,
+                                           ws.start_position, ws.start_orientation, ws.body_travel, state.position,
                                            state.orientation,
                                            ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.shape,
                                            model.semi_axes, ws.counters[1], h, settings.baumgarte, settings.slop,
                                            settings.correction_iterations, 10.0 * settings.sweep_tolerance / h,
-                                           ws.sweep_change, ws.push_slot, ws.push_count)
+                                           ws.sweep_change, ws.push_slot, ws.gap_slot, ws.push_count)
         ws.phase_seconds[6] += _clock() - t6
     return OK
 
