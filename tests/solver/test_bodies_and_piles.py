@@ -108,15 +108,22 @@ def build_pile(n, seed=0):
 
 
 def test_pile_of_a_thousand_settles_with_small_penetration():
+    """Dropped from up to 1.3 m (impacts at about 4 m/s), the pile keeps every contact's overlap under 1% of
+    the smallest semi-axis at every substep of the 2 s, the drop included, and comes to rest.
+
+    The drop is what the position correction is for: with position_correction=False this fails.
+    """
     scene = build_pile(1000)
     smallest = min(min(b["semi_axes"]) for b in scene.bodies)
     sim = solver.Simulation(scene, dt=1 / 240)
-    recording = sim.run(frames=2 * 60 + 1, fps=60, substeps=4)
-    late = recording.stats["max_penetration"][-30:]
-    assert late.max() < 0.01 * smallest
+    deepest = np.empty(2 * 240)
+    for k in range(deepest.size):
+        sim.step()
+        deepest[k] = sim.stats["max_penetration"]
+    assert deepest.max() < 0.01 * smallest
     # settled: kinetic energy fell to a tiny fraction of the potential energy released
     mass = sim.model.mass.sum()
-    assert recording.stats["kinetic_energy"][-1] < 1e-3 * mass * G * 0.1
+    assert sim.stats["kinetic_energy"] < 1e-3 * mass * G * 0.1
     # nobody escaped the box or fell through the floor
     assert sim.state.position[:, 2].min() > 0.0
     assert np.abs(sim.state.position[:, :2]).max() < scene.boxes[0]["half_extents"][0]
