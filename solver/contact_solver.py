@@ -695,9 +695,14 @@ def _penetration_target(c, slot_a, slot_b, solve_origin, contact_row, linear_vel
         spun = spun or turn != 0.0
         sink += turn
     predicted = depth - h * vn + max(sink, 0.0)
-    allowed = slop + (1.0 - baumgarte) * max(depth - slop, 0.0)
-    contact_row[c, PUSH] = (predicted - allowed) / h
+    contact_row[c, PUSH] = (predicted - _overlap_aim(depth, slop, baumgarte)) / h
     return spun
+
+
+@njit(**JIT, inline="always")
+def _overlap_aim(depth, slop, baumgarte):
+    """Overlap a contact this deep should end the substep with: the slop plus (1 - baumgarte) of the excess."""
+    return slop + (1.0 - baumgarte) * max(depth - slop, 0.0)
 
 
 @njit(**JIT)
@@ -894,9 +899,8 @@ def _width_gap(nx, ny, nz, a, b, position, orientation, semi_axes):
 @njit(**JIT_PARALLEL)
 def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response,
                       contact_pseudo, start_position, start_orientation, body_travel, position, orientation,
-                      pseudo_linear,
-                      pseudo_angular, shape, semi_axes, n_contacts, h, baumgarte, slop, iterations, tolerance,
-                      sweep_change, push_slot, gap_slot, push_count):
+                      pseudo_linear, pseudo_angular, shape, semi_axes, n_contacts, h, baumgarte, slop, iterations,
+                      tolerance, sweep_change, push_slot, gap_slot, push_count):
     """After integration: push apart, in position only, the contacts the split impulses left too deep.
 
     The split impulses aim each contact's overlap at the end of the substep
@@ -934,6 +938,7 @@ def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
     if largest <= 0.0:
         return 0
     _clear_pseudo(pseudo_linear, pseudo_angular, contact_pseudo, n_contacts)
+    # no retargeting, so the velocity, shape and spin arguments are only placeholders
     sweeps = _push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response,
                           contact_pseudo, pseudo_linear, pseudo_angular, pseudo_linear, pseudo_angular, shape,
                           semi_axes, h, baumgarte, slop, iterations, tolerance, sweep_change, push_slot, gap_slot,
@@ -963,7 +968,7 @@ def _correction_targets(start, end, slot_a, slot_b, solve_origin, contact_row, s
             a = solve_origin[a]
         b = solve_origin[slot_b[c]]
         before = rows[c, DEPTH]
-        aim = slop + (1.0 - baumgarte) * max(before - slop, 0.0)
+        aim = _overlap_aim(before, slop, baumgarte)
         depth = before + body_travel[b] + (body_travel[a] if a >= 0 else 0.0)
         if depth > aim + slop:
             nx, ny, nz = _row3(rows, c, N_)
