@@ -26,6 +26,7 @@ class Model(NamedTuple):
     inertia_local: np.ndarray        # (N, 3) principal moments
     inv_inertia_local: np.ndarray    # (N, 3) 0 for fixed and kinematic bodies
     bounding_radius: np.ndarray      # (N,) largest semi-axis
+    swing_arm: np.ndarray            # (N,) a_max^2 / a_min: how far a turn by angle t can swing the surface, per t^2
     body_material: np.ndarray        # (N,) int64
     body_kind: np.ndarray            # (N,) int64: DYNAMIC, FIXED, KINEMATIC
     track_offsets: np.ndarray        # (N+1,) int64 into track_times/track_poses; empty range = no track
@@ -119,6 +120,7 @@ def build_model(scene) -> Model:
         semi_axes=semi_axes, mass=mass, inv_mass=inv_mass,
         inertia_local=inertia, inv_inertia_local=inv_inertia,
         bounding_radius=semi_axes.max(axis=1) if n else np.zeros(0),
+        swing_arm=semi_axes.max(axis=1) ** 2 / semi_axes.min(axis=1) if n else np.zeros(0),
         body_material=material, body_kind=kind,
         track_offsets=track_offsets,
         track_times=np.array(track_times, dtype=np.float64).reshape(-1),

@@ -112,7 +112,7 @@ def _body_phases(model, state, ws, settings, h, dynamic):
                       ws.contact_impulse, ws.solve_linear, ws.solve_angular, settings.restitution_threshold)
     ws.counters[5] = solve_penetration(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_row,
                                        ws.contact_response, ws.contact_pseudo, ws.solve_linear, ws.solve_angular,
-                                       ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.shape, model.semi_axes,
+                                       ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.shape, model.swing_arm,
                                        n_contacts, h, settings.baumgarte, settings.slop, settings.position_iterations,
                                        settings.sweep_tolerance / h, ws.sweep_change, ws.push_slot, ws.gap_slot,
                                        ws.push_count)
