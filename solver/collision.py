@@ -25,9 +25,9 @@ from numba import njit, prange
 
 from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
 from .model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
-from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_plane_depth, ellipsoid_tube_depth,
+from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_tube_depth,
                           ellipsoids_separated_into, minimise_width_gap, minimise_width_gap_supports,
-                          new_separation_scratch, support_point, width_gap_along)
+                          new_separation_scratch, plane_depth, quadratic_form, sym_at, width_gap)
 
 
 @njit(**JIT, inline="always")
@@ -46,52 +46,61 @@ def _emit(contact_a, contact_b, contact_key, contact_normal, contact_point, cont
 
 
 @njit(**JIT)
-def _static_contact(kind, point, normal, u, v, size, center, shape, bounding_radius, reach, out):
-    """Depth of a body (centre, shape matrix) against one static collider, or -inf if they cannot touch.
+def _static_contact(static_kind, static_point, static_normal, static_u, static_v, static_size, s, position, shape,
+                    i, bounding_radius, reach, out):
+    """Depth of body i (centre, shape matrix) against static collider s, or -inf if they cannot touch.
 
-    out receives the normal (3) and the contact point (3).
+    out receives the normal (3) and the contact point (3). Rows are read by index (see sym_at).
     """
+    kind = static_kind[s]
+    nx, ny, nz = static_normal[s, 0], static_normal[s, 1], static_normal[s, 2]
+    rx = position[i, 0] - static_point[s, 0]
+    ry = position[i, 1] - static_point[s, 1]
+    rz = position[i, 2] - static_point[s, 2]
     if kind == STATIC_PLANE or kind == STATIC_WALL:
-        depth = ellipsoid_plane_depth(center, shape, point, normal)
+        m = sym_at(shape, i)
+        depth = plane_depth(m, rx, ry, rz, nx, ny, nz)
         if depth < -reach:
             return -np.inf
-        px, py, pz = support_point(center, shape, normal[0], normal[1], normal[2], -1.0)
+        # the body's deepest point: its support point along -n
+        mx, my, mz, half = quadratic_form(m, nx, ny, nz)
+        px = position[i, 0] - mx / half
+        py = position[i, 1] - my / half
+        pz = position[i, 2] - mz / half
         if kind == STATIC_WALL:
             # one-sided finite rectangle: the body's centre must be on the inner side and
             # its deepest point must lie over the rectangle
-            side = ((center[0] - point[0]) * normal[0] + (center[1] - point[1]) * normal[1]
-                    + (center[2] - point[2]) * normal[2])
-            if side <= 0.0:
+            if rx * nx + ry * ny + rz * nz <= 0.0:
                 return -np.inf
-            du = (px - point[0]) * u[0] + (py - point[1]) * u[1] + (pz - point[2]) * u[2]
-            dv = (px - point[0]) * v[0] + (py - point[1]) * v[1] + (pz - point[2]) * v[2]
-            if abs(du) > size[0] or abs(dv) > size[1]:
+            qx = px - static_point[s, 0]
+            qy = py - static_point[s, 1]
+            qz = pz - static_point[s, 2]
+            du = qx * static_u[s, 0] + qy * static_u[s, 1] + qz * static_u[s, 2]
+            dv = qx * static_v[s, 0] + qy * static_v[s, 1] + qz * static_v[s, 2]
+            if abs(du) > static_size[s, 0] or abs(dv) > static_size[s, 1]:
                 return -np.inf
-        out[0] = normal[0]
-        out[1] = normal[1]
-        out[2] = normal[2]
-        out[3] = px + 0.5 * depth * normal[0]
-        out[4] = py + 0.5 * depth * normal[1]
-        out[5] = pz + 0.5 * depth * normal[2]
+        out[0] = nx
+        out[1] = ny
+        out[2] = nz
+        out[3] = px + 0.5 * depth * nx
+        out[4] = py + 0.5 * depth * ny
+        out[5] = pz + 0.5 * depth * nz
         return depth
     # tube: the body must be inside the tube's radius and the deepest point within its length
-    radius = size[0]
-    half_length = size[1]
-    rx = center[0] - point[0]
-    ry = center[1] - point[1]
-    rz = center[2] - point[2]
-    along = rx * normal[0] + ry * normal[1] + rz * normal[2]
+    radius = static_size[s, 0]
+    half_length = static_size[s, 1]
+    along = rx * nx + ry * ny + rz * nz
     radial2 = rx * rx + ry * ry + rz * rz - along * along
     extent = bounding_radius + reach
     if radial2 >= radius * radius or np.sqrt(radial2) + extent < radius or abs(along) > half_length + extent:
         return -np.inf
     deepest = out[3:6]
     inward = out[0:3]
-    depth = ellipsoid_tube_depth(center, shape, point, normal, radius, deepest, inward)
+    depth = ellipsoid_tube_depth(position[i], shape[i], static_point[s], static_normal[s], radius, deepest, inward)
     if depth < -reach:
         return -np.inf
-    axial = ((deepest[0] - point[0]) * normal[0] + (deepest[1] - point[1]) * normal[1]
-             + (deepest[2] - point[2]) * normal[2])
+    axial = ((deepest[0] - static_point[s, 0]) * nx + (deepest[1] - static_point[s, 1]) * ny
+             + (deepest[2] - static_point[s, 2]) * nz)
     if abs(axial) > half_length:
         return -np.inf
     for k in range(3):
@@ -99,57 +108,73 @@ def _static_contact(kind, point, normal, u, v, size, center, shape, bounding_rad
     return depth
 
 
+@njit(**JIT, inline="always")
+def _store_witness(witness, p, x, y, z):
+    witness[p, 0] = x
+    witness[p, 1] = y
+    witness[p, 2] = z
+
+
 @njit(**JIT)
 def _collide_pair_range(model, state, ws, start, end):
-    """Depth, normal and point of pairs start..end into ws.pair_depth/normal/point (-inf: no contact)."""
+    """Depth, normal and point of pairs start..end into ws.pair_depth/normal/point (-inf: no contact).
+
+    Rows are read by index, not as views like position[i] (see sym_at); only the rare paths take views.
+    """
     n = model.n_bodies
     stride = n + model.static_kind.shape[0]
     position = state.position
+    shape = ws.shape
+    rotation = ws.rotation
+    reach_of = ws.reach
+    witness = ws.pair_witness
+    pair_a = ws.pair_a
+    pair_b = ws.pair_b
+    pair_depth = ws.pair_depth
+    pair_normal = ws.pair_normal
+    pair_point = ws.pair_point
+    axes = model.semi_axes
+    bounding_radius = model.bounding_radius
     cache_count = state.cache_count[0]
     cache_key = state.cache_key
+    cache_normal = state.cache_normal
     normal = np.empty(3)
-    half_a = np.empty(3)
-    half_b = np.empty(3)
     sep_scratch, sep_chain, sep_lengths, sep_remainder = new_separation_scratch()
     # pair keys rise through the range and the cache is sorted: one search, then a merge walk
-    cursor = np.searchsorted(cache_key[:cache_count], ws.pair_a[start] * stride + ws.pair_b[start]) if end > start else 0
+    cursor = np.searchsorted(cache_key[:cache_count], pair_a[start] * stride + pair_b[start]) if end > start else 0
     for p in range(start, end):
-        ws.pair_depth[p] = -np.inf
-        i = ws.pair_a[p]
-        j = ws.pair_b[p]
-        ca = position[i]
-        cb = position[j]
-        dx = cb[0] - ca[0]
-        dy = cb[1] - ca[1]
-        dz = cb[2] - ca[2]
-        reach_a = ws.reach[i]
-        reach_b = ws.reach[j]
+        pair_depth[p] = -np.inf
+        i = pair_a[p]
+        j = pair_b[p]
+        dx = position[j, 0] - position[i, 0]
+        dy = position[j, 1] - position[i, 1]
+        dz = position[j, 2] - position[i, 2]
+        reach_a = reach_of[i]
+        reach_b = reach_of[j]
         reach = reach_a + reach_b
-        extent = model.bounding_radius[i] + model.bounding_radius[j] + reach
+        extent = bounding_radius[i] + bounding_radius[j] + reach
         if dx * dx + dy * dy + dz * dz > extent * extent:
             continue
         key = i * stride + j
         while cursor < cache_count and cache_key[cursor] < key:
             cursor += 1
-        witness = ws.pair_witness[p]
         if cursor < cache_count and cache_key[cursor] == key:
             # touching last substep: the warm-started depth decides, the pre-tests would pass anyway
-            # (Newton called directly with scalars: passing array views costs more than it computes)
-            sx = state.cache_normal[cursor, 0]
-            sy = state.cache_normal[cursor, 1]
-            sz = state.cache_normal[cursor, 2]
+            sx = cache_normal[cursor, 0]
+            sy = cache_normal[cursor, 1]
+            sz = cache_normal[cursor, 2]
         else:
             # apart last time we looked: the width gap along the direction that separated them bounds the
             # depth from above, so most near misses of a resting pile end here, without the tests below.
             # A witness only ever rejects (exactly); what follows never depends on it, so contacts do not
             # depend on the pair list's history (a run with grown buffers equals one without, bit for bit)
-            if (witness[0] ** 2 + witness[1] ** 2 + witness[2] ** 2 > 0.5 and
-                    width_gap_along(ca, ws.shape[i], cb, ws.shape[j], witness[0], witness[1], witness[2]) < -reach):
+            wx, wy, wz = witness[p, 0], witness[p, 1], witness[p, 2]
+            if (wx * wx + wy * wy + wz * wz > 0.5
+                    and width_gap(sym_at(shape, i), sym_at(shape, j), dx, dy, dz, wx, wy, wz) < -reach):
                 continue
-            for k in range(3):
-                half_a[k] = model.semi_axes[i, k] + reach_a
-                half_b[k] = model.semi_axes[j, k] + reach_b
-            if not boxes_overlap(ca, ws.rotation[i], half_a, cb, ws.rotation[j], half_b):
+            if not boxes_overlap(rotation, i, j, dx, dy, dz,
+                                 (axes[i, 0] + reach_a, axes[i, 1] + reach_a, axes[i, 2] + reach_a),
+                                 (axes[j, 0] + reach_b, axes[j, 1] + reach_b, axes[j, 2] + reach_b)):
                 continue
             # the width gap along the centre line bounds the depth from above
             distance = np.sqrt(dx * dx + dy * dy + dz * dz)
@@ -158,49 +183,44 @@ def _collide_pair_range(model, state, ws, start, end):
                 ux = dx / distance
                 uy = dy / distance
                 uz = dz / distance
-                if width_gap_along(ca, ws.shape[i], cb, ws.shape[j], ux, uy, uz) < -reach:
-                    witness[0] = ux
-                    witness[1] = uy
-                    witness[2] = uz
+                if width_gap(sym_at(shape, i), sym_at(shape, j), dx, dy, dz, ux, uy, uz) < -reach:
+                    _store_witness(witness, p, ux, uy, uz)
                     continue
-            inflate_a = 1.0 + reach_a / model.semi_axes[i].min()
-            inflate_b = 1.0 + reach_b / model.semi_axes[j].min()
-            if ellipsoids_separated_into(ca, ws.rotation[i], model.semi_axes[i], cb, ws.rotation[j],
-                                         model.semi_axes[j], inflate_a, inflate_b, sep_scratch, sep_chain,
+            inflate_a = 1.0 + reach_a / min(axes[i, 0], min(axes[i, 1], axes[i, 2]))
+            inflate_b = 1.0 + reach_b / min(axes[j, 0], min(axes[j, 1], axes[j, 2]))
+            # the few pairs that get this far (newly within reach) may take views
+            ca = position[i]
+            cb = position[j]
+            if ellipsoids_separated_into(ca, rotation[i], axes[i], cb, rotation[j],
+                                         axes[j], inflate_a, inflate_b, sep_scratch, sep_chain,
                                          sep_lengths, sep_remainder):
                 if distance > 0.0:
                     # apart, so Newton from the centre line finds the global minimum: its normal is a
                     # witness that usually settles this pair in one width gap for many substeps
-                    _, nx, ny, nz = minimise_width_gap(ws.shape[i], ws.shape[j], dx, dy, dz, ux, uy, uz)
-                    witness[0] = nx
-                    witness[1] = ny
-                    witness[2] = nz
+                    _, nx, ny, nz = minimise_width_gap(sym_at(shape, i), sym_at(shape, j), dx, dy, dz, ux, uy, uz)
+                    _store_witness(witness, p, nx, ny, nz)
                 continue
             # a cold start from several directions (overlaps can have several local minima)
             normal[:] = 0.0
-            depth = ellipsoid_ellipsoid_depth(ca, ws.shape[i], ws.rotation[i], cb, ws.shape[j], ws.rotation[j],
-                                              normal, normal)
+            depth = ellipsoid_ellipsoid_depth(ca, shape[i], rotation[i], cb, shape[j], rotation[j], normal, normal)
             sx = normal[0]
             sy = normal[1]
             sz = normal[2]
         # Newton from the start normal (a cold start's result is already converged: this polishes it
         # in one trial) also gives both support points
         depth, nx, ny, nz, oax, oay, oaz, obx, oby, obz = minimise_width_gap_supports(
-            ws.shape[i], ws.shape[j], dx, dy, dz, sx, sy, sz)
-        witness[0] = nx
-        witness[1] = ny
-        witness[2] = nz
+            sym_at(shape, i), sym_at(shape, j), dx, dy, dz, sx, sy, sz)
+        _store_witness(witness, p, nx, ny, nz)
         if depth < -reach:
             continue
-        pax, pay, paz = ca[0] + oax, ca[1] + oay, ca[2] + oaz
-        pbx, pby, pbz = cb[0] - obx, cb[1] - oby, cb[2] - obz
-        ws.pair_depth[p] = depth
-        ws.pair_normal[p, 0] = nx
-        ws.pair_normal[p, 1] = ny
-        ws.pair_normal[p, 2] = nz
-        ws.pair_point[p, 0] = 0.5 * (pax + pbx)
-        ws.pair_point[p, 1] = 0.5 * (pay + pby)
-        ws.pair_point[p, 2] = 0.5 * (paz + pbz)
+        # the midpoint of the support points c_A + offset_A and c_B - offset_B
+        pair_depth[p] = depth
+        pair_normal[p, 0] = nx
+        pair_normal[p, 1] = ny
+        pair_normal[p, 2] = nz
+        pair_point[p, 0] = position[i, 0] + 0.5 * (dx + oax - obx)
+        pair_point[p, 1] = position[i, 1] + 0.5 * (dy + oay - oby)
+        pair_point[p, 2] = position[i, 2] + 0.5 * (dz + oaz - obz)
 
 
 @njit(**JIT_PARALLEL)
@@ -219,36 +239,48 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
     colliders. Returns the slot after the last contact, or -1 if the slots ran out.
     """
     n = model.n_bodies
-    n_static = model.static_kind.shape[0]
+    static_kind = model.static_kind
+    static_point = model.static_point
+    static_normal = model.static_normal
+    n_static = static_kind.shape[0]
     stride = n + n_static
     position = state.position
+    shape = ws.shape
+    reach = ws.reach
+    pair_a = ws.pair_a
+    pair_b = ws.pair_b
+    pair_depth = ws.pair_depth
+    pair_normal = ws.pair_normal
+    pair_point = ws.pair_point
     scratch = np.empty(6)
     count = start
-    p = np.searchsorted(ws.pair_a[:n_pairs], first_body)
+    p = np.searchsorted(pair_a[:n_pairs], first_body)
     for i in range(first_body, end_body):
-        while p < n_pairs and ws.pair_a[p] == i:
-            if ws.pair_depth[p] != -np.inf:
+        while p < n_pairs and pair_a[p] == i:
+            if pair_depth[p] != -np.inf:
                 if count >= stop:
                     return -1
-                normal = ws.pair_normal[p]
-                point = ws.pair_point[p]
                 _emit(ws.contact_a, ws.contact_b, ws.contact_key, ws.contact_normal, ws.contact_point,
-                      ws.contact_depth, count, i, ws.pair_b[p], i * stride + ws.pair_b[p], normal[0], normal[1],
-                      normal[2], point[0], point[1], point[2], ws.pair_depth[p])
+                      ws.contact_depth, count, i, pair_b[p], i * stride + pair_b[p], pair_normal[p, 0],
+                      pair_normal[p, 1], pair_normal[p, 2], pair_point[p, 0], pair_point[p, 1], pair_point[p, 2],
+                      pair_depth[p])
                 count += 1
             p += 1
         # static colliders only matter for dynamic bodies
         if model.inv_mass[i] == 0.0:
             continue
+        m = sym_at(shape, i)
         for s in range(n_static):
             # most bodies are far from most planes and walls: a small inlined bound first, because
             # the full call below costs a few hundred nanoseconds in argument passing alone
-            if (model.static_kind[s] != STATIC_TUBE and ellipsoid_plane_depth(
-                    position[i], ws.shape[i], model.static_point[s], model.static_normal[s]) < -ws.reach[i]):
+            if static_kind[s] != STATIC_TUBE and plane_depth(
+                    m, position[i, 0] - static_point[s, 0], position[i, 1] - static_point[s, 1],
+                    position[i, 2] - static_point[s, 2], static_normal[s, 0], static_normal[s, 1],
+                    static_normal[s, 2]) < -reach[i]:
                 continue
-            depth = _static_contact(model.static_kind[s], model.static_point[s], model.static_normal[s],
-                                    model.static_u[s], model.static_v[s], model.static_size[s], position[i],
-                                    ws.shape[i], model.bounding_radius[i], ws.reach[i], scratch)
+            depth = _static_contact(static_kind, static_point, static_normal, model.static_u, model.static_v,
+                                    model.static_size, s, position, shape, i, model.bounding_radius[i], reach[i],
+                                    scratch)
             if depth == -np.inf:
                 continue
             if count >= stop:

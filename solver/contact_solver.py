@@ -82,6 +82,19 @@ def _row_velocity(rows, c, lin, ang, a, b, d, ja, jb):
 
 
 @njit(**JIT, inline="always")
+def _normal_velocity(rows, c, dvx, dvy, dvz, wbx, wby, wbz, wax, way, waz):
+    """n.dv + w_B.(r_B x n) - w_A.(r_A x n) from velocities already loaded (dv = v_B - v_A).
+
+    Hot loops load the bodies' velocities into locals and use this rather than
+    _row_velocity: numba keeps reference-count updates of arrays passed to an
+    inlined helper that branches (as _row_velocity does on a static side)
+    inside the loop, and those are atomic and contended between threads.
+    """
+    return (_dot3(rows, c, N_, dvx, dvy, dvz) + _dot3(rows, c, BN, wbx, wby, wbz)
+            - _dot3(rows, c, AN, wax, way, waz))
+
+
+@njit(**JIT, inline="always")
 def _row_apply(rows, response, c, lin, ang, a, b, d, ia, ib, impulse):
     """Apply impulse along direction d at the contact: +B, -A."""
     mb = response[c, INV_MASS_B] * impulse
@@ -158,19 +171,6 @@ def _shape_times(shape, body, x, y, z):
             shape[body, 2, 0] * x + shape[body, 2, 1] * y + shape[body, 2, 2] * z)
 
 
-@njit(**JIT, inline="always")
-def _inverse_mass_along(k, inv_mass_b, inv_mass_a, lever_b, spun_b, lever_a, spun_a, has_a):
-    """J M^-1 J' for direction k from the double-precision lever arms r x d and I^-1 (r x d)."""
-    total = inv_mass_b
-    for j in range(3):
-        total += lever_b[k, j] * spun_b[k, j]
-    if has_a:
-        total += inv_mass_a
-        for j in range(3):
-            total += lever_a[k, j] * spun_a[k, j]
-    return total
-
-
 @njit(**JIT_PARALLEL)
 def prepare_contacts(slot_contact, contact_a, contact_b, contact_normal, contact_point, contact_depth, contact_row,
                      contact_response, contact_aux, position, linear_velocity, angular_velocity, inv_mass,
@@ -210,7 +210,6 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
         a = contact_a[contact]
         b = contact_b[contact]
         has_a = a >= 0
-        n = contact_normal[contact]
         mat_b = body_material[b]
         mat_a = body_material[a] if has_a else static_material[-1 - a]
         rolling = max(material_rolling[mat_a], material_rolling[mat_b])
@@ -223,15 +222,18 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
         angular_rows = rolling > 0.0 or spinning > 0.0
         # directions first rounded to what the row stores: every term below, applied ones
         # included, is computed from exactly these, so momentum is conserved to double precision
-        nx, ny, nz = _single(n[0]), _single(n[1]), _single(n[2])
+        nx, ny, nz = (_single(contact_normal[contact, 0]), _single(contact_normal[contact, 1]),
+                      _single(contact_normal[contact, 2]))
         t1x, t1y, t1z, t2x, t2y, t2z = orthonormal_basis(nx, ny, nz)
         directions[0, 0], directions[0, 1], directions[0, 2] = nx, ny, nz
         directions[1, 0], directions[1, 1], directions[1, 2] = _single(t1x), _single(t1y), _single(t1z)
         directions[2, 0], directions[2, 1], directions[2, 2] = _single(t2x), _single(t2y), _single(t2z)
         for k in range(3):
             _store3(rows, c, 3 * k, directions[k, 0], directions[k, 1], directions[k, 2])
-        point = contact_point[contact]
-        _prepare_lever(point, position, inv_inertia_world, b, directions, lever_b, spun_b)
+        px, py, pz = contact_point[contact, 0], contact_point[contact, 1], contact_point[contact, 2]
+        for k in range(3):
+            _prepare_lever(px - position[b, 0], py - position[b, 1], pz - position[b, 2], inv_inertia_world, b,
+                           directions, k, lever_b, spun_b)
         for k in range(3):
             _store3(rows, c, offsets_rb[k], lever_b[k, 0], lever_b[k, 1], lever_b[k, 2])
             _store3(response, c, offsets_ib[k], spun_b[k, 0], spun_b[k, 1], spun_b[k, 2])
@@ -239,7 +241,9 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
         if angular_rows:
             _store_angular_terms(contact_aux, c, inv_inertia_world[b], directions, IBS, IB1, IB2)
         if has_a:
-            _prepare_lever(point, position, inv_inertia_world, a, directions, lever_a, spun_a)
+            for k in range(3):
+                _prepare_lever(px - position[a, 0], py - position[a, 1], pz - position[a, 2], inv_inertia_world, a,
+                               directions, k, lever_a, spun_a)
             for k in range(3):
                 _store3(rows, c, offsets_ra[k], lever_a[k, 0], lever_a[k, 1], lever_a[k, 2])
                 _store3(response, c, offsets_ia[k], spun_a[k, 0], spun_a[k, 1], spun_a[k, 2])
@@ -254,10 +258,12 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
             for offset in (IA1, IA2, IAS):
                 _store3(contact_aux, c, offset, 0.0, 0.0, 0.0)
             response[c, INV_MASS_A] = 0.0
+            lever_a[:] = 0.0
+            spun_a[:] = 0.0
         # effective masses 1 / (J M^-1 J'), from the double-precision terms
         for k, slot in ((0, MASS_N), (1, MASS_T1), (2, MASS_T2)):
-            total = _inverse_mass_along(k, response[c, INV_MASS_B], response[c, INV_MASS_A], lever_b, spun_b,
-                                        lever_a, spun_a, has_a)
+            total = (response[c, INV_MASS_B] + response[c, INV_MASS_A] + _row_dot(lever_b, spun_b, k)
+                     + _row_dot(lever_a, spun_a, k))
             rows[c, slot] = 1.0 / total if total > 0.0 else 0.0
         if angular_rows:
             for k, ia_, ib_, slot in ((1, IA1, IB1, MASS_R1), (2, IA2, IB2, MASS_R2), (0, IAS, IBS, MASS_S)):
@@ -269,20 +275,31 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
         depth = contact_depth[contact]
         rows[c, DEPTH] = depth
         rows[c, TARGET] = min(depth, 0.0) / h
-        contact_aux[c, APPROACH] = _row_velocity(rows, c, linear_velocity, angular_velocity, a, b, N_, AN, BN)
+        vbx, vby, vbz, wbx, wby, wbz = _body_velocity(linear_velocity, angular_velocity, b)
+        vax = vay = vaz = wax = way = waz = 0.0
+        if has_a:
+            vax, vay, vaz, wax, way, waz = _body_velocity(linear_velocity, angular_velocity, a)
+        contact_aux[c, APPROACH] = _normal_velocity(rows, c, vbx - vax, vby - vay, vbz - vaz, wbx, wby, wbz, wax, way,
+                                                    waz)
 
 
 @njit(**JIT, inline="always")
-def _prepare_lever(point, position, inv_inertia, body, directions, lever, spun):
-    """lever[k] = r x d_k and spun[k] = I^-1 (r x d_k) for the body's arm r to the contact point."""
-    rx = point[0] - position[body, 0]
-    ry = point[1] - position[body, 1]
-    rz = point[2] - position[body, 2]
-    iinv = inv_inertia[body]
-    for k in range(3):
-        cx, cy, cz = cross(rx, ry, rz, directions[k, 0], directions[k, 1], directions[k, 2])
-        lever[k, 0], lever[k, 1], lever[k, 2] = cx, cy, cz
-        spun[k, 0], spun[k, 1], spun[k, 2] = mat_vec(iinv, cx, cy, cz)
+def _prepare_lever(rx, ry, rz, inv_inertia, body, directions, k, lever, spun):
+    """lever[k] = r x d_k and spun[k] = I^-1 (r x d_k) for the body's arm r to the contact point.
+
+    Straight-line, and the inertia read by index: an inlined helper that takes
+    arrays and loops or branches keeps numba's reference counting in the loop.
+    """
+    cx, cy, cz = cross(rx, ry, rz, directions[k, 0], directions[k, 1], directions[k, 2])
+    lever[k, 0], lever[k, 1], lever[k, 2] = cx, cy, cz
+    spun[k, 0] = inv_inertia[body, 0, 0] * cx + inv_inertia[body, 0, 1] * cy + inv_inertia[body, 0, 2] * cz
+    spun[k, 1] = inv_inertia[body, 1, 0] * cx + inv_inertia[body, 1, 1] * cy + inv_inertia[body, 1, 2] * cz
+    spun[k, 2] = inv_inertia[body, 2, 0] * cx + inv_inertia[body, 2, 1] * cy + inv_inertia[body, 2, 2] * cz
+
+
+@njit(**JIT, inline="always")
+def _row_dot(x, y, k):
+    return x[k, 0] * y[k, 0] + x[k, 1] * y[k, 1] + x[k, 2] * y[k, 2]
 
 
 @njit(**JIT, inline="always")
@@ -450,10 +467,7 @@ def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_response, c
             # an idle contact (a quarter to a half of a pile's, mostly speculative ones still apart): with
             # no normal impulse every friction bound is zero, so if the normal row does not push either,
             # the full update below would change nothing. Skipping it is exact.
-            # (from the velocities already loaded: the inlined _row_velocity, which branches, kept
-            # reference-count updates on the shared arrays in this loop)
-            vn = (_dot3(rows, c, N_, vbx - vax, vby - vay, vbz - vaz) + _dot3(rows, c, BN, wbx, wby, wbz)
-                  - _dot3(rows, c, AN, wax, way, waz))
+            vn = _normal_velocity(rows, c, vbx - vax, vby - vay, vbz - vaz, wbx, wby, wbz, wax, way, waz)
             if vn >= rows[c, TARGET]:
                 continue
         ma = response[c, INV_MASS_A]
@@ -725,8 +739,7 @@ def _set_targets(first, end, push_slot, listed, slot_a, slot_b, solve_origin, co
         if listed and extra <= 0.1 * slop:
             continue
         nx, ny, nz = _row3(rows, c, N_)
-        vn = (_dot3(rows, c, N_, vbx - vax, vby - vay, vbz - vaz) + _dot3(rows, c, BN, wbx, wby, wbz)
-              - _dot3(rows, c, AN, wax, way, waz))
+        vn = _normal_velocity(rows, c, vbx - vax, vby - vay, vbz - vaz, wbx, wby, wbz, wax, way, waz)
         sink = 0.0
         spun = False
         # the sink's bound is tested here, not inside it: with the test inside the inlined sink the targets

@@ -43,37 +43,55 @@ def shape_matrix(rotation, semi_axes, out):
 
 
 @njit(**JIT, inline="always")
-def _quad(m, x, y, z):
-    mx = m[0, 0] * x + m[0, 1] * y + m[0, 2] * z
-    my = m[1, 0] * x + m[1, 1] * y + m[1, 2] * z
-    mz = m[2, 0] * x + m[2, 1] * y + m[2, 2] * z
+def sym_at(stack, i):
+    """Shape matrix i of an (N, 3, 3) stack as its six entries (m00, m01, m02, m11, m12, m22).
+
+    Hot loops pass matrices as these scalars rather than as views like
+    stack[i]: numba reference-counts views, with atomic updates that the
+    threads contend for.
+    """
+    return stack[i, 0, 0], stack[i, 0, 1], stack[i, 0, 2], stack[i, 1, 1], stack[i, 1, 2], stack[i, 2, 2]
+
+
+@njit(**JIT, inline="always")
+def sym_of(m):
+    """A symmetric 3x3 array as the six entries of sym_at."""
+    return m[0, 0], m[0, 1], m[0, 2], m[1, 1], m[1, 2], m[2, 2]
+
+
+@njit(**JIT, inline="always")
+def quadratic_form(m, x, y, z):
+    """M n and sqrt(n'M n) for a symmetric M given as its six entries."""
+    m00, m01, m02, m11, m12, m22 = m
+    mx = m00 * x + m01 * y + m02 * z
+    my = m01 * x + m11 * y + m12 * z
+    mz = m02 * x + m12 * y + m22 * z
     return mx, my, mz, np.sqrt(max(x * mx + y * my + z * mz, 1e-300))
 
 
 @njit(**JIT, inline="always")
 def _tangent_forms(m, t1x, t1y, t1z, t2x, t2y, t2z):
-    """t1'M t1, t2'M t2 and t1'M t2 for a symmetric M."""
-    m1x = m[0, 0] * t1x + m[0, 1] * t1y + m[0, 2] * t1z
-    m1y = m[1, 0] * t1x + m[1, 1] * t1y + m[1, 2] * t1z
-    m1z = m[2, 0] * t1x + m[2, 1] * t1y + m[2, 2] * t1z
-    m2x = m[0, 0] * t2x + m[0, 1] * t2y + m[0, 2] * t2z
-    m2y = m[1, 0] * t2x + m[1, 1] * t2y + m[1, 2] * t2z
-    m2z = m[2, 0] * t2x + m[2, 1] * t2y + m[2, 2] * t2z
+    """t1'M t1, t2'M t2 and t1'M t2 for a symmetric M given as its six entries."""
+    m1x, m1y, m1z, _ = quadratic_form(m, t1x, t1y, t1z)
+    m2x, m2y, m2z, _ = quadratic_form(m, t2x, t2y, t2z)
     return (t1x * m1x + t1y * m1y + t1z * m1z, t2x * m2x + t2y * m2y + t2z * m2z,
             t1x * m2x + t1y * m2y + t1z * m2z)
 
 
 @njit(**JIT)
-def _width_gap(ma, mb, dx, dy, dz, nx, ny, nz):
-    """sqrt(n'M_A n) + sqrt(n'M_B n) - d.n for a unit n."""
-    _, _, _, sa = _quad(ma, nx, ny, nz)
-    _, _, _, sb = _quad(mb, nx, ny, nz)
+def width_gap(ma, mb, dx, dy, dz, nx, ny, nz):
+    """sqrt(n'M_A n) + sqrt(n'M_B n) - d.n for a unit n (shape matrices as six entries, d = c_B - c_A).
+
+    The width gap along any unit direction bounds the signed depth from above (cheap rejection).
+    """
+    _, _, _, sa = quadratic_form(ma, nx, ny, nz)
+    _, _, _, sb = quadratic_form(mb, nx, ny, nz)
     return sa + sb - (dx * nx + dy * ny + dz * nz)
 
 
 @njit(**JIT)
 def minimise_width_gap_supports(ma, mb, dx, dy, dz, nx, ny, nz):
-    """Minimise the width gap over the unit sphere from n.
+    """Minimise the width gap over the unit sphere from n (shape matrices as six entries, see sym_at).
 
     Returns (depth, nx, ny, nz, ax, ay, az, bx, by, bz): the minimum, its unit
     normal, and the support offsets M_A n / sqrt(n'M_A n) and M_B n / sqrt(n'M_B n)
@@ -81,8 +99,8 @@ def minimise_width_gap_supports(ma, mb, dx, dy, dz, nx, ny, nz):
     Each trial normal's matrix products serve its width gap, the next
     iteration's gradient and Hessian and the support points, computed once.
     """
-    max_, may_, maz_, sa = _quad(ma, nx, ny, nz)
-    mbx, mby, mbz, sb = _quad(mb, nx, ny, nz)
+    max_, may_, maz_, sa = quadratic_form(ma, nx, ny, nz)
+    mbx, mby, mbz, sb = quadratic_form(mb, nx, ny, nz)
     f = sa + sb - (dx * nx + dy * ny + dz * nz)
     for _ in range(NEWTON_MAX_ITERATIONS):
         gx = max_ / sa + mbx / sb - dx
@@ -136,8 +154,8 @@ def minimise_width_gap_supports(ma, mb, dx, dy, dz, nx, ny, nz):
             cx /= cn
             cy /= cn
             cz /= cn
-            qax, qay, qaz, qa = _quad(ma, cx, cy, cz)
-            qbx, qby, qbz, qb = _quad(mb, cx, cy, cz)
+            qax, qay, qaz, qa = quadratic_form(ma, cx, cy, cz)
+            qbx, qby, qbz, qb = quadratic_form(mb, cx, cy, cz)
             fc = qa + qb - (dx * cx + dy * cy + dz * cz)
             if fc <= f + allowance:
                 accepted = True
@@ -170,6 +188,8 @@ def ellipsoid_ellipsoid_depth(ca, ma, ra, cb, mb, rb, warm_normal, out_normal):
     ``warm_normal`` is the previous step's normal, or zeros for a cold start.
     Returns the depth; writes the unit normal into out_normal.
     """
+    ma = sym_of(ma)
+    mb = sym_of(mb)
     dx = cb[0] - ca[0]
     dy = cb[1] - ca[1]
     dz = cb[2] - ca[2]
@@ -204,24 +224,24 @@ def ellipsoid_ellipsoid_depth(ca, ma, ra, cb, mb, rb, warm_normal, out_normal):
 
 
 @njit(**JIT)
-def width_gap_along(ca, ma, cb, mb, nx, ny, nz):
-    """The width gap along one unit direction: an upper bound of the signed depth (cheap rejection)."""
-    return _width_gap(ma, mb, cb[0] - ca[0], cb[1] - ca[1], cb[2] - ca[2], nx, ny, nz)
-
-
-@njit(**JIT)
 def support_point(center, m, nx, ny, nz, sign):
-    """Point of the ellipsoid furthest along sign * n."""
-    mx, my, mz, s = _quad(m, nx, ny, nz)
+    """Point of the ellipsoid furthest along sign * n (m: its shape matrix as a 3x3 array)."""
+    mx, my, mz, s = quadratic_form(sym_of(m), nx, ny, nz)
     return (center[0] + sign * mx / s, center[1] + sign * my / s, center[2] + sign * mz / s)
 
 
 @njit(**JIT)
 def ellipsoid_plane_depth(center, m, point, normal):
     """Signed depth of an ellipsoid against a plane whose ``normal`` points into free space."""
-    _, _, _, s = _quad(m, normal[0], normal[1], normal[2])
-    return ((point[0] - center[0]) * normal[0] + (point[1] - center[1]) * normal[1]
-            + (point[2] - center[2]) * normal[2] + s)
+    return plane_depth(sym_of(m), center[0] - point[0], center[1] - point[1], center[2] - point[2],
+                       normal[0], normal[1], normal[2])
+
+
+@njit(**JIT, inline="always")
+def plane_depth(m, rx, ry, rz, nx, ny, nz):
+    """ellipsoid_plane_depth for a shape matrix as six entries whose centre is r from a point of the plane."""
+    _, _, _, s = quadratic_form(m, nx, ny, nz)
+    return s - (rx * nx + ry * ny + rz * nz)
 
 
 @njit(**JIT)
@@ -308,30 +328,34 @@ def ellipsoid_tube_depth(center, m, tube_center, axis, radius, out_point, out_no
 
 # ---------------------------------------------------------------- pre-tests
 @njit(**JIT)
-def boxes_overlap(ca, ra, ha, cb, rb, hb):
-    """Separating-axis test of two oriented boxes (centres, rotation columns as axes, half sizes)."""
-    dx = cb[0] - ca[0]
-    dy = cb[1] - ca[1]
-    dz = cb[2] - ca[2]
-    # B's axes and the centre offset in A's frame
-    r00 = ra[0, 0] * rb[0, 0] + ra[1, 0] * rb[1, 0] + ra[2, 0] * rb[2, 0]
-    r01 = ra[0, 0] * rb[0, 1] + ra[1, 0] * rb[1, 1] + ra[2, 0] * rb[2, 1]
-    r02 = ra[0, 0] * rb[0, 2] + ra[1, 0] * rb[1, 2] + ra[2, 0] * rb[2, 2]
-    r10 = ra[0, 1] * rb[0, 0] + ra[1, 1] * rb[1, 0] + ra[2, 1] * rb[2, 0]
-    r11 = ra[0, 1] * rb[0, 1] + ra[1, 1] * rb[1, 1] + ra[2, 1] * rb[2, 1]
-    r12 = ra[0, 1] * rb[0, 2] + ra[1, 1] * rb[1, 2] + ra[2, 1] * rb[2, 2]
-    r20 = ra[0, 2] * rb[0, 0] + ra[1, 2] * rb[1, 0] + ra[2, 2] * rb[2, 0]
-    r21 = ra[0, 2] * rb[0, 1] + ra[1, 2] * rb[1, 1] + ra[2, 2] * rb[2, 1]
-    r22 = ra[0, 2] * rb[0, 2] + ra[1, 2] * rb[1, 2] + ra[2, 2] * rb[2, 2]
+def boxes_overlap(rotation, i, j, dx, dy, dz, ha, hb):
+    """Separating-axis test of two oriented boxes: bodies i and j of a rotation stack (columns as axes),
+    centre offset d = c_j - c_i, half sizes ha and hb (3-tuples)."""
+    # the boxes' axes (rotation columns), then B's axes and the centre offset in A's frame
+    ux0, uy0, uz0 = rotation[i, 0, 0], rotation[i, 1, 0], rotation[i, 2, 0]
+    ux1, uy1, uz1 = rotation[i, 0, 1], rotation[i, 1, 1], rotation[i, 2, 1]
+    ux2, uy2, uz2 = rotation[i, 0, 2], rotation[i, 1, 2], rotation[i, 2, 2]
+    vx0, vy0, vz0 = rotation[j, 0, 0], rotation[j, 1, 0], rotation[j, 2, 0]
+    vx1, vy1, vz1 = rotation[j, 0, 1], rotation[j, 1, 1], rotation[j, 2, 1]
+    vx2, vy2, vz2 = rotation[j, 0, 2], rotation[j, 1, 2], rotation[j, 2, 2]
+    r00 = ux0 * vx0 + uy0 * vy0 + uz0 * vz0
+    r01 = ux0 * vx1 + uy0 * vy1 + uz0 * vz1
+    r02 = ux0 * vx2 + uy0 * vy2 + uz0 * vz2
+    r10 = ux1 * vx0 + uy1 * vy0 + uz1 * vz0
+    r11 = ux1 * vx1 + uy1 * vy1 + uz1 * vz1
+    r12 = ux1 * vx2 + uy1 * vy2 + uz1 * vz2
+    r20 = ux2 * vx0 + uy2 * vy0 + uz2 * vz0
+    r21 = ux2 * vx1 + uy2 * vy1 + uz2 * vz1
+    r22 = ux2 * vx2 + uy2 * vy2 + uz2 * vz2
     eps = 1e-12
     a00, a01, a02 = abs(r00) + eps, abs(r01) + eps, abs(r02) + eps
     a10, a11, a12 = abs(r10) + eps, abs(r11) + eps, abs(r12) + eps
     a20, a21, a22 = abs(r20) + eps, abs(r21) + eps, abs(r22) + eps
-    t0 = dx * ra[0, 0] + dy * ra[1, 0] + dz * ra[2, 0]
-    t1 = dx * ra[0, 1] + dy * ra[1, 1] + dz * ra[2, 1]
-    t2 = dx * ra[0, 2] + dy * ra[1, 2] + dz * ra[2, 2]
-    a0, a1, a2 = ha[0], ha[1], ha[2]
-    b0, b1, b2 = hb[0], hb[1], hb[2]
+    t0 = dx * ux0 + dy * uy0 + dz * uz0
+    t1 = dx * ux1 + dy * uy1 + dz * uz1
+    t2 = dx * ux2 + dy * uy2 + dz * uz2
+    a0, a1, a2 = ha
+    b0, b1, b2 = hb
     # A's face axes
     if abs(t0) > a0 + b0 * a00 + b1 * a01 + b2 * a02:
         return False
