@@ -10,9 +10,10 @@ come out of the changing world inertia instead of an explicit torque.
 import numpy as np
 from numba import njit, prange
 
-from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, mat_vec, quat_mul, quat_to_matrix, rotate_by_rotation_vector, world_inverse_inertia
-from .model import DYNAMIC, KINEMATIC
+from .math3d import (JIT, JIT_PARALLEL, PARALLEL_CHUNKS, mat_vec, quat_mul, quat_to_matrix, rotated_by_rotation_vector,
+                     world_inverse_inertia)
 from .narrowphase import shape_matrix
+from .model import DYNAMIC, KINEMATIC
 
 
 @njit(**JIT, inline="always")
@@ -163,64 +164,90 @@ def integrate_positions(model, state, ws, h):
 
 
 @njit(**JIT, inline="always")
-def _inverse_inertia_times(rotation, inv_inertia_local, x, y, z):
-    """R diag(inv_inertia_local) R^T (x, y, z), without forming the matrix (half the arithmetic)."""
-    bx = (rotation[0, 0] * x + rotation[1, 0] * y + rotation[2, 0] * z) * inv_inertia_local[0]
-    by = (rotation[0, 1] * x + rotation[1, 1] * y + rotation[2, 1] * z) * inv_inertia_local[1]
-    bz = (rotation[0, 2] * x + rotation[1, 2] * y + rotation[2, 2] * z) * inv_inertia_local[2]
+def _inverse_inertia_times(rotation, inv_inertia_local, i, x, y, z):
+    """R diag(inv_inertia_local[i]) R^T (x, y, z), without forming the matrix (half the arithmetic)."""
+    bx = (rotation[0, 0] * x + rotation[1, 0] * y + rotation[2, 0] * z) * inv_inertia_local[i, 0]
+    by = (rotation[0, 1] * x + rotation[1, 1] * y + rotation[2, 1] * z) * inv_inertia_local[i, 1]
+    bz = (rotation[0, 2] * x + rotation[1, 2] * y + rotation[2, 2] * z) * inv_inertia_local[i, 2]
     return mat_vec(rotation, bx, by, bz)
 
 
 @njit(**JIT)
 def _integrate_range(model, state, ws, h, start, end):
+    """Bodies start..end. Arrays are taken out of the tuples once and rows read by index: views and
+    helpers that take arrays and branch leave numba's (atomic, contended) reference counting in the loop."""
+    position = state.position
+    orientation = state.orientation
+    linear = state.linear_velocity
+    angular = state.angular_velocity
+    pseudo_linear = ws.pseudo_linear
+    pseudo_angular = ws.pseudo_angular
+    start_position = ws.start_position
+    start_orientation = ws.start_orientation
+    travel = ws.body_travel
+    frames = ws.rotation
+    energy = ws.body_energy
+    body_kind = model.body_kind
+    inertia = model.inertia_local
+    inv_inertia = model.inv_inertia_local
+    radius = model.bounding_radius
+    mass = model.mass
     rotation = np.empty((3, 3))
     q = np.empty(4)
     for i in range(start, end):
-        kind = model.body_kind[i]
-        ws.start_position[i] = state.position[i]
-        ws.start_orientation[i] = state.orientation[i]
-        ws.body_travel[i] = 0.0
+        kind = body_kind[i]
+        for k in range(3):
+            start_position[i, k] = position[i, k]
+        qw, qx, qy, qz = orientation[i, 0], orientation[i, 1], orientation[i, 2], orientation[i, 3]
+        start_orientation[i, 0], start_orientation[i, 1], start_orientation[i, 2], start_orientation[i, 3] = (
+            qw, qx, qy, qz)
+        travel[i] = 0.0
         if kind != DYNAMIC and kind != KINEMATIC:
             continue
-        for k in range(3):
-            state.position[i, k] += h * (state.linear_velocity[i, k] + ws.pseudo_linear[i, k])
-        moved = h * _norm3(state.linear_velocity[i, 0] + ws.pseudo_linear[i, 0],
-                           state.linear_velocity[i, 1] + ws.pseudo_linear[i, 1],
-                           state.linear_velocity[i, 2] + ws.pseudo_linear[i, 2])
-        wx = state.angular_velocity[i, 0]
-        wy = state.angular_velocity[i, 1]
-        wz = state.angular_velocity[i, 2]
-        px = ws.pseudo_angular[i, 0]
-        py = ws.pseudo_angular[i, 1]
-        pz = ws.pseudo_angular[i, 2]
+        vx = linear[i, 0] + pseudo_linear[i, 0]
+        vy = linear[i, 1] + pseudo_linear[i, 1]
+        vz = linear[i, 2] + pseudo_linear[i, 2]
+        position[i, 0] += h * vx
+        position[i, 1] += h * vy
+        position[i, 2] += h * vz
+        moved = h * _norm3(vx, vy, vz)
+        wx = angular[i, 0]
+        wy = angular[i, 1]
+        wz = angular[i, 2]
+        px = pseudo_angular[i, 0]
+        py = pseudo_angular[i, 1]
+        pz = pseudo_angular[i, 2]
         if kind == KINEMATIC:
-            rotate_by_rotation_vector(state.orientation[i], h * wx, h * wy, h * wz)
-            ws.body_travel[i] = moved + h * _norm3(wx, wy, wz) * model.bounding_radius[i]
+            orientation[i, 0], orientation[i, 1], orientation[i, 2], orientation[i, 3] = rotated_by_rotation_vector(
+                qw, qx, qy, qz, h * wx, h * wy, h * wz)
+            travel[i] = moved + h * _norm3(wx, wy, wz) * radius[i]
             continue
         # angular momentum L = R I R' w, from the rotation at the start of the substep
-        inertia = model.inertia_local[i]
-        r0 = ws.rotation[i]
-        bx = r0[0, 0] * wx + r0[1, 0] * wy + r0[2, 0] * wz
-        by = r0[0, 1] * wx + r0[1, 1] * wy + r0[2, 1] * wz
-        bz = r0[0, 2] * wx + r0[1, 2] * wy + r0[2, 2] * wz
-        lx, ly, lz = mat_vec(r0, inertia[0] * bx, inertia[1] * by, inertia[2] * bz)
+        bx = (frames[i, 0, 0] * wx + frames[i, 1, 0] * wy + frames[i, 2, 0] * wz) * inertia[i, 0]
+        by = (frames[i, 0, 1] * wx + frames[i, 1, 1] * wy + frames[i, 2, 1] * wz) * inertia[i, 1]
+        bz = (frames[i, 0, 2] * wx + frames[i, 1, 2] * wy + frames[i, 2, 2] * wz) * inertia[i, 2]
+        lx = frames[i, 0, 0] * bx + frames[i, 0, 1] * by + frames[i, 0, 2] * bz
+        ly = frames[i, 1, 0] * bx + frames[i, 1, 1] * by + frames[i, 1, 2] * bz
+        lz = frames[i, 2, 0] * bx + frames[i, 2, 1] * by + frames[i, 2, 2] * bz
         # half step, then the full step with the midpoint angular velocity
-        q[:] = state.orientation[i]
-        rotate_by_rotation_vector(q, 0.5 * h * (wx + px), 0.5 * h * (wy + py), 0.5 * h * (wz + pz))
+        q[0], q[1], q[2], q[3] = rotated_by_rotation_vector(qw, qx, qy, qz, 0.5 * h * (wx + px), 0.5 * h * (wy + py),
+                                                            0.5 * h * (wz + pz))
         quat_to_matrix(q, rotation)
-        mx, my, mz = _inverse_inertia_times(rotation, model.inv_inertia_local[i], lx, ly, lz)
-        rotate_by_rotation_vector(state.orientation[i], h * (mx + px), h * (my + py), h * (mz + pz))
+        mx, my, mz = _inverse_inertia_times(rotation, inv_inertia, i, lx, ly, lz)
+        q[0], q[1], q[2], q[3] = rotated_by_rotation_vector(qw, qx, qy, qz, h * (mx + px), h * (my + py),
+                                                            h * (mz + pz))
+        for k in range(4):
+            orientation[i, k] = q[k]
         # a surface point moves at most |dp| plus the turned angle times the largest semi-axis (arc >= chord)
-        ws.body_travel[i] = moved + h * _norm3(mx + px, my + py, mz + pz) * model.bounding_radius[i]
-        quat_to_matrix(state.orientation[i], rotation)
-        wx, wy, wz = _inverse_inertia_times(rotation, model.inv_inertia_local[i], lx, ly, lz)
+        travel[i] = moved + h * _norm3(mx + px, my + py, mz + pz) * radius[i]
+        quat_to_matrix(q, rotation)
+        wx, wy, wz = _inverse_inertia_times(rotation, inv_inertia, i, lx, ly, lz)
         # kinetic energy for the statistics, free here: rotational part is w.L / 2
-        v = state.linear_velocity[i]
-        ws.body_energy[i] = 0.5 * (model.mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-                                   + wx * lx + wy * ly + wz * lz)
-        state.angular_velocity[i, 0] = wx
-        state.angular_velocity[i, 1] = wy
-        state.angular_velocity[i, 2] = wz
+        ux, uy, uz = linear[i, 0], linear[i, 1], linear[i, 2]
+        energy[i] = 0.5 * (mass[i] * (ux * ux + uy * uy + uz * uz) + wx * lx + wy * ly + wz * lz)
+        angular[i, 0] = wx
+        angular[i, 1] = wy
+        angular[i, 2] = wz
 
 
 @njit(**JIT)

@@ -40,8 +40,8 @@ def quat_to_matrix(q, out):
 
 
 @njit(**JIT, inline="always")
-def rotate_by_rotation_vector(q, wx, wy, wz):
-    """Return exp(w/2) * q renormalised: q rotated by the world-frame rotation vector w (exponential map)."""
+def rotated_by_rotation_vector(qw, qx, qy, qz, wx, wy, wz):
+    """exp(w/2) * q renormalised: q rotated by the world-frame rotation vector w (exponential map), as scalars."""
     square = wx * wx + wy * wy + wz * wz
     if square < 0.04:
         # Taylor series of sin(angle/2)/angle and cos(angle/2) to the last term that counts in double
@@ -55,12 +55,19 @@ def rotate_by_rotation_vector(q, wx, wy, wz):
         angle = np.sqrt(square)
         s = np.sin(0.5 * angle) / angle
         c = np.cos(0.5 * angle)
-    rw, rx, ry, rz = quat_mul(c, s * wx, s * wy, s * wz, q[0], q[1], q[2], q[3])
+    rw, rx, ry, rz = quat_mul(c, s * wx, s * wy, s * wz, qw, qx, qy, qz)
     norm = np.sqrt(rw * rw + rx * rx + ry * ry + rz * rz)
-    q[0] = rw / norm
-    q[1] = rx / norm
-    q[2] = ry / norm
-    q[3] = rz / norm
+    return rw / norm, rx / norm, ry / norm, rz / norm
+
+
+@njit(**JIT, inline="always")
+def rotate_by_rotation_vector(q, wx, wy, wz):
+    """rotated_by_rotation_vector in place on the array q (w, x, y, z).
+
+    The branching work is done on scalars: numba keeps the reference counting
+    of an array passed to an inlined helper that branches inside hot loops.
+    """
+    q[0], q[1], q[2], q[3] = rotated_by_rotation_vector(q[0], q[1], q[2], q[3], wx, wy, wz)
 
 
 @njit(**JIT, inline="always")
