@@ -90,9 +90,11 @@ def _append_partners(i, lowest, centre, half_extent, dynamic, bucket_start, buck
                     # hash collisions: keep only bodies really in this cell
                     if j == i or bucket_key[k] != key:
                         continue
-                    box = bucket_box[k]
-                    if (abs(xi - box[0]) > ex + box[3] or abs(yi - box[1]) > ey + box[4]
-                            or abs(zi - box[2]) > ez + box[5]):
+                    # (read by index: a view like bucket_box[k] here kept numba's reference counting, atomic
+                    # and contended between the threads, in this innermost loop)
+                    if (abs(xi - bucket_box[k, 0]) > ex + bucket_box[k, 3]
+                            or abs(yi - bucket_box[k, 1]) > ey + bucket_box[k, 4]
+                            or abs(zi - bucket_box[k, 2]) > ez + bucket_box[k, 5]):
                         continue
                     if not (dynamic[i] or dynamic[j]):
                         continue

@@ -252,6 +252,17 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
     pair_depth = ws.pair_depth
     pair_normal = ws.pair_normal
     pair_point = ws.pair_point
+    contact_a = ws.contact_a
+    contact_b = ws.contact_b
+    contact_key = ws.contact_key
+    contact_normal = ws.contact_normal
+    contact_point = ws.contact_point
+    contact_depth = ws.contact_depth
+    inv_mass = model.inv_mass
+    static_u = model.static_u
+    static_v = model.static_v
+    static_size = model.static_size
+    bounding_radius = model.bounding_radius
     scratch = np.empty(6)
     count = start
     p = np.searchsorted(pair_a[:n_pairs], first_body)
@@ -260,14 +271,13 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
             if pair_depth[p] != -np.inf:
                 if count >= stop:
                     return -1
-                _emit(ws.contact_a, ws.contact_b, ws.contact_key, ws.contact_normal, ws.contact_point,
-                      ws.contact_depth, count, i, pair_b[p], i * stride + pair_b[p], pair_normal[p, 0],
-                      pair_normal[p, 1], pair_normal[p, 2], pair_point[p, 0], pair_point[p, 1], pair_point[p, 2],
-                      pair_depth[p])
+                _emit(contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth, count, i,
+                      pair_b[p], i * stride + pair_b[p], pair_normal[p, 0], pair_normal[p, 1], pair_normal[p, 2],
+                      pair_point[p, 0], pair_point[p, 1], pair_point[p, 2], pair_depth[p])
                 count += 1
             p += 1
         # static colliders only matter for dynamic bodies
-        if model.inv_mass[i] == 0.0:
+        if inv_mass[i] == 0.0:
             continue
         m = sym_at(shape, i)
         for s in range(n_static):
@@ -278,16 +288,14 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
                     position[i, 2] - static_point[s, 2], static_normal[s, 0], static_normal[s, 1],
                     static_normal[s, 2]) < -reach[i]:
                 continue
-            depth = _static_contact(static_kind, static_point, static_normal, model.static_u, model.static_v,
-                                    model.static_size, s, position, shape, i, model.bounding_radius[i], reach[i],
-                                    scratch)
+            depth = _static_contact(static_kind, static_point, static_normal, static_u, static_v, static_size, s,
+                                    position, shape, i, bounding_radius[i], reach[i], scratch)
             if depth == -np.inf:
                 continue
             if count >= stop:
                 return -1
-            _emit(ws.contact_a, ws.contact_b, ws.contact_key, ws.contact_normal, ws.contact_point,
-                  ws.contact_depth, count, -1 - s, i, i * stride + n + s, scratch[0], scratch[1], scratch[2],
-                  scratch[3], scratch[4], scratch[5], depth)
+            _emit(contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth, count, -1 - s, i,
+                  i * stride + n + s, scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5], depth)
             count += 1
     return count
 
