@@ -109,15 +109,6 @@ def _row_apply(rows, response, c, lin, ang, a, b, d, ia, ib, impulse):
 
 
 @njit(**JIT, inline="always")
-def _angular_apply(aux, c, ang, a, b, ia, ib, impulse):
-    for k in range(3):
-        ang[b, k] += impulse * aux[c, ib + k]
-    if a >= 0:
-        for k in range(3):
-            ang[a, k] -= impulse * aux[c, ia + k]
-
-
-@njit(**JIT, inline="always")
 def _single(x):
     """x rounded to the nearest float32, as a float64."""
     return np.float64(np.float32(x))
@@ -313,43 +304,54 @@ def _store_angular_terms(aux, c, iinv, directions, off_n, off_t1, off_t2):
 @njit(**JIT)
 def _warm_start_range(start, end, slot_a, slot_b, slot_cache, contact_row, contact_response, contact_aux,
                       contact_impulse, contact_twist_impulse, cache_impulse, linear_velocity, angular_velocity):
+    """Cached impulses of slots start..end, on this substep's frames, applied to each body once (summed)."""
     rows = contact_row
     response = contact_response
+    aux = contact_aux
+    twist = contact_twist_impulse
+    lin = linear_velocity
+    ang = angular_velocity
     for c in range(start, end):
         j = slot_cache[c]
         if j < 0:
-            contact_impulse[c, :] = 0.0
-            contact_twist_impulse[c, :] = 0.0
+            for k in range(3):
+                contact_impulse[c, k] = 0.0
+                twist[c, k] = 0.0
             continue
         ln = cache_impulse[j, 0]
         l1 = _dot3(rows, c, T1, cache_impulse[j, 1], cache_impulse[j, 2], cache_impulse[j, 3])
         l2 = _dot3(rows, c, T2, cache_impulse[j, 1], cache_impulse[j, 2], cache_impulse[j, 3])
+        r1 = _dot3(rows, c, T1, cache_impulse[j, 4], cache_impulse[j, 5], cache_impulse[j, 6])
+        r2 = _dot3(rows, c, T2, cache_impulse[j, 4], cache_impulse[j, 5], cache_impulse[j, 6])
+        spin = cache_impulse[j, 7]
         contact_impulse[c, 0] = ln
         contact_impulse[c, 1] = l1
         contact_impulse[c, 2] = l2
+        twist[c, 0] = r1
+        twist[c, 1] = r2
+        twist[c, 2] = spin
+        # the rolling and spinning terms exist only where those coefficients are non-zero
+        rolling = rows[c, ROLLING] > 0.0
+        spinning = rows[c, SPINNING] > 0.0
         a = slot_a[c]
         b = slot_b[c]
-        # normal and friction impulses summed, then applied to each body once
         mb = response[c, INV_MASS_B]
         ma = response[c, INV_MASS_A]
         for k in range(3):
             p = ln * rows[c, N_ + k] + l1 * rows[c, T1 + k] + l2 * rows[c, T2 + k]
-            linear_velocity[b, k] += mb * p
-            angular_velocity[b, k] += (ln * response[c, IBN + k] + l1 * response[c, IBT1 + k]
-                                       + l2 * response[c, IBT2 + k])
+            turn_b = ln * response[c, IBN + k] + l1 * response[c, IBT1 + k] + l2 * response[c, IBT2 + k]
+            turn_a = ln * response[c, IAN + k] + l1 * response[c, IAT1 + k] + l2 * response[c, IAT2 + k]
+            if rolling:
+                turn_b += r1 * aux[c, IB1 + k] + r2 * aux[c, IB2 + k]
+                turn_a += r1 * aux[c, IA1 + k] + r2 * aux[c, IA2 + k]
+            if spinning:
+                turn_b += spin * aux[c, IBS + k]
+                turn_a += spin * aux[c, IAS + k]
+            lin[b, k] += mb * p
+            ang[b, k] += turn_b
             if a >= 0:
-                linear_velocity[a, k] -= ma * p
-                angular_velocity[a, k] -= (ln * response[c, IAN + k] + l1 * response[c, IAT1 + k]
-                                           + l2 * response[c, IAT2 + k])
-        twist = contact_twist_impulse
-        twist[c, 0] = _dot3(rows, c, T1, cache_impulse[j, 4], cache_impulse[j, 5], cache_impulse[j, 6])
-        twist[c, 1] = _dot3(rows, c, T2, cache_impulse[j, 4], cache_impulse[j, 5], cache_impulse[j, 6])
-        twist[c, 2] = cache_impulse[j, 7]
-        if rows[c, ROLLING] > 0.0:
-            _angular_apply(contact_aux, c, angular_velocity, a, b, IA1, IB1, twist[c, 0])
-            _angular_apply(contact_aux, c, angular_velocity, a, b, IA2, IB2, twist[c, 1])
-        if rows[c, SPINNING] > 0.0:
-            _angular_apply(contact_aux, c, angular_velocity, a, b, IAS, IBS, twist[c, 2])
+                lin[a, k] -= ma * p
+                ang[a, k] -= turn_a
 
 
 @njit(**JIT_PARALLEL)
