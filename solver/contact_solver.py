@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit, prange
 
 from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, cross, mat_vec, orthonormal_basis
+from .narrowphase import quadratic_form, sym_at
 
 # layout of ws.contact_row (float32): 3-vectors at these offsets, then scalars
 N_, T1, T2 = 0, 3, 6                     # normal and tangents
@@ -144,22 +145,13 @@ def _rotation_sink(shape, body, wx, wy, wz, nx, ny, nz, h):
     mx = nx * cos_a + cx * sin_a + kx * along
     my = ny * cos_a + cy * sin_a + ky * along
     mz = nz * cos_a + cz * sin_a + kz * along
-    snx, sny, snz = _shape_times(shape, body, nx, ny, nz)
-    smx, smy, smz = _shape_times(shape, body, mx, my, mz)
-    height = np.sqrt(nx * snx + ny * sny + nz * snz)
-    turned = np.sqrt(mx * smx + my * smy + mz * smz)
+    m = sym_at(shape, body)
+    snx, sny, snz, height = quadratic_form(m, nx, ny, nz)
+    _, _, _, turned = quadratic_form(m, mx, my, mz)
     # slope: d/dt sqrt(m' M m) at t = 0 with dm/dt = -w x n
     dx, dy, dz = cross(wx, wy, wz, nx, ny, nz)
     slope = -(dx * snx + dy * sny + dz * snz) / height
     return turned - height - h * slope
-
-
-@njit(**JIT, inline="always")
-def _shape_times(shape, body, x, y, z):
-    """shape[body] times (x, y, z), read by index."""
-    return (shape[body, 0, 0] * x + shape[body, 0, 1] * y + shape[body, 0, 2] * z,
-            shape[body, 1, 0] * x + shape[body, 1, 1] * y + shape[body, 1, 2] * z,
-            shape[body, 2, 0] * x + shape[body, 2, 1] * y + shape[body, 2, 2] * z)
 
 
 @njit(**JIT_PARALLEL)
@@ -731,14 +723,14 @@ def _set_targets(first, end, push_slot, listed, slot_a, slot_b, solve_origin, co
         vbx, vby, vbz, wbx, wby, wbz = _body_velocity(linear_velocity, angular_velocity, b)
         pbx, pby, pbz = pseudo[b, 0], pseudo[b, 1], pseudo[b, 2]
         arm_b = swing_arm[solve_origin[b]]
-        extra = _extra_swing(wbx, wby, wbz, pbx, pby, pbz, arm_b, h)
         vax = vay = vaz = wax = way = waz = pax = pay = paz = arm_a = 0.0
         if a >= 0:
             vax, vay, vaz, wax, way, waz = _body_velocity(linear_velocity, angular_velocity, a)
             pax, pay, paz = pseudo[a, 0], pseudo[a, 1], pseudo[a, 2]
             arm_a = swing_arm[solve_origin[a]]
-            extra += _extra_swing(wax, way, waz, pax, pay, paz, arm_a, h)
-        if listed and extra <= 0.1 * slop:
+        # (a static side has no spin and no push: its share is 0)
+        if listed and (_extra_swing(wbx, wby, wbz, pbx, pby, pbz, arm_b, h)
+                       + _extra_swing(wax, way, waz, pax, pay, paz, arm_a, h)) <= 0.1 * slop:
             continue
         nx, ny, nz = _row3(rows, c, N_)
         vn = _normal_velocity(rows, c, vbx - vax, vby - vay, vbz - vaz, wbx, wby, wbz, wax, way, waz)
