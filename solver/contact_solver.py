@@ -721,13 +721,15 @@ def _set_targets(first, end, push_slot, listed, slot_a, slot_b, solve_origin, co
         a = slot_a[c]
         b = slot_b[c]
         vbx, vby, vbz, wbx, wby, wbz = _body_velocity(linear_velocity, angular_velocity, b)
-        pbx, pby, pbz = pseudo[b, 0], pseudo[b, 1], pseudo[b, 2]
         arm_b = swing_arm[solve_origin[b]]
-        vax = vay = vaz = wax = way = waz = pax = pay = paz = arm_a = 0.0
+        vax = vay = vaz = wax = way = waz = pax = pay = paz = pbx = pby = pbz = arm_a = 0.0
         if a >= 0:
             vax, vay, vaz, wax, way, waz = _body_velocity(linear_velocity, angular_velocity, a)
-            pax, pay, paz = pseudo[a, 0], pseudo[a, 1], pseudo[a, 2]
             arm_a = swing_arm[solve_origin[a]]
+        if listed:  # (before the sweeps the pushes are all zero: not read)
+            pbx, pby, pbz = pseudo[b, 0], pseudo[b, 1], pseudo[b, 2]
+            if a >= 0:
+                pax, pay, paz = pseudo[a, 0], pseudo[a, 1], pseudo[a, 2]
         # (a static side has no spin and no push: its share is 0)
         if listed and (_extra_swing(wbx, wby, wbz, pbx, pby, pbz, arm_b, h)
                        + _extra_swing(wax, way, waz, pax, pay, paz, arm_a, h)) <= 0.1 * slop:
@@ -799,6 +801,11 @@ def _list_closing_gaps(k, start, slot_a, slot_b, contact_row, pseudo_linear, pse
     along n; the later sweeps may add about as much again, so a gap under
     twice that (with 1-norms, which only list more) in this substep is
     listed. The others stay candidates (compacted in place).
+
+    The bodies' pushes are read first and the row only where one moves: in a
+    resting pile few do, and the candidates are many (any gap within the
+    largest push anywhere, so their share grows with the scene: 40% of a
+    100,000-body pile's contacts, 6% of a 1,000-body one's).
     """
     lin = pseudo_linear
     ang = pseudo_angular
@@ -809,10 +816,18 @@ def _list_closing_gaps(k, start, slot_a, slot_b, contact_row, pseudo_linear, pse
         c = gap_slot[i]
         a = slot_a[c]
         b = slot_b[c]
-        reach = _pseudo_reach(rows, c, lin, ang, b, BN)
+        move_b = abs(lin[b, 0]) + abs(lin[b, 1]) + abs(lin[b, 2])
+        turn_b = abs(ang[b, 0]) + abs(ang[b, 1]) + abs(ang[b, 2])
+        move_a = turn_a = 0.0
         if a >= 0:
-            reach += _pseudo_reach(rows, c, lin, ang, a, AN)
-        if rows[c, PUSH] > -2.0 * reach:
+            move_a = abs(lin[a, 0]) + abs(lin[a, 1]) + abs(lin[a, 2])
+            turn_a = abs(ang[a, 0]) + abs(ang[a, 1]) + abs(ang[a, 2])
+        closing = False
+        if move_b + turn_b + move_a + turn_a > 0.0:
+            reach = (move_b + move_a + turn_b * (abs(rows[c, BN]) + abs(rows[c, BN + 1]) + abs(rows[c, BN + 2]))
+                     + turn_a * (abs(rows[c, AN]) + abs(rows[c, AN + 1]) + abs(rows[c, AN + 2])))
+            closing = rows[c, PUSH] > -2.0 * reach
+        if closing:
             push_slot[start + count] = c
             count += 1
         else:
@@ -820,15 +835,6 @@ def _list_closing_gaps(k, start, slot_a, slot_b, contact_row, pseudo_linear, pse
             kept += 1
     push_count[0, k] = count
     push_count[1, k] = kept
-
-
-@njit(**JIT, inline="always")
-def _pseudo_reach(rows, c, lin, ang, body, lever):
-    """Bound on body's pseudo-velocity along the contact normal, |v| + |w| |r x n|, with 1-norms (no roots)."""
-    v = abs(lin[body, 0]) + abs(lin[body, 1]) + abs(lin[body, 2])
-    w = abs(ang[body, 0]) + abs(ang[body, 1]) + abs(ang[body, 2])
-    # no shortcut for w = 0: a branch here kept numba's reference counting of the arrays in the loop
-    return v + w * (abs(rows[c, lever]) + abs(rows[c, lever + 1]) + abs(rows[c, lever + 2]))
 
 
 @njit(**JIT)
