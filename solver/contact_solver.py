@@ -43,9 +43,7 @@ N_, T1, T2 = 0, 3, 6                     # normal and tangents
 AN, BN, AT1, BT1, AT2, BT2 = 9, 12, 15, 18, 21, 24          # r_A x d and r_B x d for d = n, t1, t2
 MASS_N, MASS_T1, MASS_T2 = 27, 28, 29
 TARGET, FRICTION, ROLLING, SPINNING = 30, 31, 32, 33
-PUSH = 34                        # push target: separating pseudo-velocity along n (split impulses, correction)
-DEPTH = 35                       # signed depth (overlap > 0) from the narrow phase
-ROW_WIDTH = 36
+ROW_WIDTH = 34
 ROW_DTYPE = np.float32
 # layout of ws.contact_response (float64)
 IAN, IBN, IAT1, IBT1, IAT2, IBT2 = 0, 3, 6, 9, 12, 15       # I^-1 (r x d)
@@ -58,6 +56,9 @@ RESTITUTION, APPROACH = 21, 22   # restitution coefficient, normal velocity befo
 AUX_WIDTH = 23
 # ws.contact_impulse: normal, t1, t2; ws.contact_twist_impulse: roll1, roll2, spin
 # (scalars along this substep's frame; apart, so the sweeps stream only the first three)
+# ws.slot_depth, ws.slot_push (float32): signed depth (overlap > 0) and the push target, a separating
+# pseudo-velocity along n (split impulses, position correction). Apart from the rows: those passes read
+# and write them for every contact, the velocity sweeps never.
 
 
 @njit(**JIT, inline="always")
@@ -156,7 +157,7 @@ def _rotation_sink(shape, body, wx, wy, wz, nx, ny, nz, h):
 
 @njit(**JIT_PARALLEL)
 def prepare_contacts(slot_contact, contact_a, contact_b, contact_normal, contact_point, contact_depth, contact_row,
-                     contact_response, contact_aux, position, linear_velocity, angular_velocity, inv_mass,
+                     contact_response, contact_aux, slot_depth, position, linear_velocity, angular_velocity, inv_mass,
                      inv_inertia_world, body_material, static_material, material_friction, material_rolling,
                      material_spinning, material_restitution, n_contacts, h):
     """Jacobians, effective masses, material coefficients and normal velocity targets, row s for slot s.
@@ -167,15 +168,15 @@ def prepare_contacts(slot_contact, contact_a, contact_b, contact_normal, contact
     for k in prange(chunks):
         _prepare_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, slot_contact, contact_a, contact_b,
                        contact_normal, contact_point, contact_depth, contact_row, contact_response, contact_aux,
-                       position, linear_velocity, angular_velocity, inv_mass, inv_inertia_world, body_material,
-                       static_material, material_friction, material_rolling, material_spinning,
+                       slot_depth, position, linear_velocity, angular_velocity, inv_mass, inv_inertia_world,
+                       body_material, static_material, material_friction, material_rolling, material_spinning,
                        material_restitution, h)
 
 
 @njit(**JIT)
 def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_normal, contact_point, contact_depth,
-                   contact_row, contact_response, contact_aux, position, linear_velocity, angular_velocity, inv_mass,
-                   inv_inertia_world, body_material, static_material, material_friction, material_rolling,
+                   contact_row, contact_response, contact_aux, slot_depth, position, linear_velocity, angular_velocity,
+                   inv_mass, inv_inertia_world, body_material, static_material, material_friction, material_rolling,
                    material_spinning, material_restitution, h):
     rows = contact_row
     response = contact_response
@@ -256,7 +257,7 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
                 contact_aux[c, slot] = 1.0 / total if total > 0.0 else 0.0
         # speculative contacts may close their gap during this substep, but not more
         depth = contact_depth[contact]
-        rows[c, DEPTH] = depth
+        slot_depth[c] = depth
         rows[c, TARGET] = min(depth, 0.0) / h
         vbx, vby, vbz, wbx, wby, wbz = _body_velocity(linear_velocity, angular_velocity, b)
         vax = vay = vaz = wax = way = waz = 0.0
@@ -601,8 +602,9 @@ def _restitution_range(start, end, slot_a, slot_b, contact_row, contact_response
 
 @njit(**JIT_PARALLEL)
 def solve_penetration(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, contact_pseudo,
-                      linear_velocity, angular_velocity, pseudo_linear, pseudo_angular, shape, swing_arm, n_contacts,
-                      h, baumgarte, slop, iterations, tolerance, sweep_change, push_slot, gap_slot, push_count):
+                      slot_depth, slot_push, linear_velocity, angular_velocity, pseudo_linear, pseudo_angular, shape,
+                      swing_arm, n_contacts, h, baumgarte, slop, iterations, tolerance, sweep_change, push_slot,
+                      gap_slot, push_count):
     """Split impulses: push overlapping bodies apart through pseudo-velocities only (same order as the velocities).
 
     Each contact's overlap at the end of the substep is predicted from its
@@ -637,22 +639,22 @@ def solve_penetration(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
     largest = 0.0
     for k in prange(chunks):
         spun, top = _set_targets(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, push_slot, False, slot_a,
-                                 slot_b, solve_origin, contact_row, linear_velocity, angular_velocity, pseudo_angular,
-                                 shape, swing_arm, h, baumgarte, slop)
+                                 slot_b, solve_origin, contact_row, slot_depth, slot_push, linear_velocity,
+                                 angular_velocity, pseudo_angular, shape, swing_arm, h, baumgarte, slop)
         spinning += spun
         largest = max(largest, top)
-    return _push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response,
-                        contact_pseudo, linear_velocity, angular_velocity, pseudo_linear, pseudo_angular, shape,
+    return _push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, contact_pseudo,
+                        slot_depth, slot_push, linear_velocity, angular_velocity, pseudo_linear, pseudo_angular, shape,
                         swing_arm, h, baumgarte, slop, iterations, tolerance, sweep_change, push_slot, gap_slot,
                         push_count, largest, False, spinning > 0, True)
 
 
 @njit(**JIT_PARALLEL)
 def _push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, contact_pseudo,
-                 linear_velocity, angular_velocity, pseudo_linear, pseudo_angular, shape, swing_arm, h, baumgarte,
-                 slop, iterations, tolerance, sweep_change, push_slot, gap_slot, push_count, largest, recheck_gaps,
-                 retarget, turn):
-    """Sweep the pushes toward the rows' PUSH targets (largest: the largest of them); returns the sweeps run.
+                 slot_depth, slot_push, linear_velocity, angular_velocity, pseudo_linear, pseudo_angular, shape,
+                 swing_arm, h, baumgarte, slop, iterations, tolerance, sweep_change, push_slot, gap_slot, push_count,
+                 largest, recheck_gaps, retarget, turn):
+    """Sweep the pushes toward the targets in slot_push (largest: the largest of them); returns the sweeps run.
 
     Lists per class the contacts with a positive target and, after the first
     sweep, the gaps no larger than the largest push that the pushes so far
@@ -663,31 +665,31 @@ def _push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, c
     translate the bodies.
     """
     for k in prange(slabs + 1):
-        _list_pushing(k, slab_start[k], slab_start[k + 1], contact_row, largest, push_slot, gap_slot, push_count)
+        _list_pushing(k, slab_start[k], slab_start[k + 1], slot_push, largest, push_slot, gap_slot, push_count)
     retargeted = not retarget
     for sweep in range(iterations):
         if sweep % 2 == 1:
             sweep_change[slabs] = _penetration_sweep(slab_start[slabs], push_count[0, slabs], push_slot, slot_a,
                                                      slot_b, contact_row, contact_response, contact_pseudo,
-                                                     pseudo_linear, pseudo_angular, turn)
+                                                     slot_push, pseudo_linear, pseudo_angular, turn)
         for k in prange(slabs):
             sweep_change[k] = _penetration_sweep(slab_start[k], push_count[0, k], push_slot, slot_a, slot_b,
-                                                 contact_row, contact_response, contact_pseudo, pseudo_linear,
-                                                 pseudo_angular, turn)
+                                                 contact_row, contact_response, contact_pseudo, slot_push,
+                                                 pseudo_linear, pseudo_angular, turn)
         if sweep % 2 == 0:
             sweep_change[slabs] = _penetration_sweep(slab_start[slabs], push_count[0, slabs], push_slot, slot_a,
                                                      slot_b, contact_row, contact_response, contact_pseudo,
-                                                     pseudo_linear, pseudo_angular, turn)
+                                                     slot_push, pseudo_linear, pseudo_angular, turn)
         if sweep == 0 or (recheck_gaps and sweep & (sweep + 1) == 0):
             for k in prange(slabs + 1):
-                _list_closing_gaps(k, slab_start[k], slot_a, slot_b, contact_row, pseudo_linear, pseudo_angular,
-                                   push_slot, gap_slot, push_count)
+                _list_closing_gaps(k, slab_start[k], slot_a, slot_b, contact_row, slot_push, pseudo_linear,
+                                   pseudo_angular, push_slot, gap_slot, push_count)
         settled = _sweeps_settled(sweep_change, slabs, sweep, tolerance)
         if not retargeted and (settled or sweep + 1 == iterations // 2):
             for k in prange(slabs + 1):
                 _set_targets(slab_start[k], slab_start[k] + push_count[0, k], push_slot, True, slot_a, slot_b,
-                             solve_origin, contact_row, linear_velocity, angular_velocity, pseudo_angular, shape,
-                             swing_arm, h, baumgarte, slop)
+                             solve_origin, contact_row, slot_depth, slot_push, linear_velocity, angular_velocity,
+                             pseudo_angular, shape, swing_arm, h, baumgarte, slop)
             retargeted = True
         elif settled:
             return sweep + 1
@@ -695,9 +697,9 @@ def _push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, c
 
 
 @njit(**JIT)
-def _set_targets(first, end, push_slot, listed, slot_a, slot_b, solve_origin, contact_row, linear_velocity,
-                 angular_velocity, pseudo_angular, shape, swing_arm, h, baumgarte, slop):
-    """Split-impulse targets (PUSH) of slots first..end; returns how many saw a spinning body, and the largest.
+def _set_targets(first, end, push_slot, listed, slot_a, slot_b, solve_origin, contact_row, slot_depth, slot_push,
+                 linear_velocity, angular_velocity, pseudo_angular, shape, swing_arm, h, baumgarte, slop):
+    """Split-impulse targets (slot_push) of slots first..end; returns how many saw a spinning body, and the largest.
 
     The surfaces turn with the real plus the pseudo spin; the first order of
     the pseudo turn is the push's own row, so only the sink sees it. With
@@ -746,11 +748,11 @@ def _set_targets(first, end, push_slot, listed, slot_a, slot_b, solve_origin, co
             turn = _rotation_sink(shape, solve_origin[a], wax + pax, way + pay, waz + paz, nx, ny, nz, h)
             spun = spun or turn != 0.0
             sink += turn
-        depth = rows[c, DEPTH]
+        depth = slot_depth[c]
         predicted = depth - h * vn + max(sink, 0.0)
-        rows[c, PUSH] = (predicted - _overlap_aim(depth, slop, baumgarte)) / h
+        slot_push[c] = (predicted - _overlap_aim(depth, slop, baumgarte)) / h
         spinning += spun
-        largest = max(largest, rows[c, PUSH])
+        largest = max(largest, slot_push[c])
     return spinning, largest
 
 
@@ -775,13 +777,13 @@ def _clear_pseudo(pseudo_linear, pseudo_angular, contact_pseudo, n_contacts):
 
 
 @njit(**JIT)
-def _list_pushing(k, start, end, contact_row, largest, push_slot, gap_slot, push_count):
+def _list_pushing(k, start, end, slot_push, largest, push_slot, gap_slot, push_count):
     """Class k's lists from its first slot: positive targets in push_slot (push_count[0, k]), and the gaps no
     larger than the largest push, the candidates for _list_closing_gaps, in gap_slot (push_count[1, k])."""
     pushing = 0
     gaps = 0
     for c in range(start, end):
-        push = contact_row[c, PUSH]
+        push = slot_push[c]
         if push > 0.0:
             push_slot[start + pushing] = c
             pushing += 1
@@ -793,8 +795,8 @@ def _list_pushing(k, start, end, contact_row, largest, push_slot, gap_slot, push
 
 
 @njit(**JIT)
-def _list_closing_gaps(k, start, slot_a, slot_b, contact_row, pseudo_linear, pseudo_angular, push_slot, gap_slot,
-                       push_count):
+def _list_closing_gaps(k, start, slot_a, slot_b, contact_row, slot_push, pseudo_linear, pseudo_angular, push_slot,
+                       gap_slot, push_count):
     """Move class k's candidate gaps that the pushes could close to its push list.
 
     With the pushes so far a contact's bodies move at most |v| + |w| |r x n|
@@ -826,7 +828,7 @@ def _list_closing_gaps(k, start, slot_a, slot_b, contact_row, pseudo_linear, pse
         if move_b + turn_b + move_a + turn_a > 0.0:
             reach = (move_b + move_a + turn_b * (abs(rows[c, BN]) + abs(rows[c, BN + 1]) + abs(rows[c, BN + 2]))
                      + turn_a * (abs(rows[c, AN]) + abs(rows[c, AN + 1]) + abs(rows[c, AN + 2])))
-            closing = rows[c, PUSH] > -2.0 * reach
+            closing = slot_push[c] > -2.0 * reach
         if closing:
             push_slot[start + count] = c
             count += 1
@@ -839,7 +841,7 @@ def _list_closing_gaps(k, start, slot_a, slot_b, contact_row, pseudo_linear, pse
 
 @njit(**JIT)
 def _penetration_sweep(first, count, push_slot, slot_a, slot_b, contact_row, contact_response, contact_pseudo,
-                       pseudo_linear, pseudo_angular, turn):
+                       slot_push, pseudo_linear, pseudo_angular, turn):
     """One sweep over the listed slots; returns the largest body velocity change it made.
 
     With ``turn``, pushes act on the row like impulses (mass-weighted, moving
@@ -877,7 +879,7 @@ def _penetration_sweep(first, count, push_slot, slot_a, slot_b, contact_row, con
             share_a = 1.0 if response[c, INV_MASS_A] > 0.0 else 0.0
             mass = 1.0 / (share_a + share_b) if share_a + share_b > 0.0 else 0.0
         old = contact_pseudo[c]
-        new = max(old - mass * (vn - rows[c, PUSH]), 0.0)
+        new = max(old - mass * (vn - slot_push[c]), 0.0)
         contact_pseudo[c] = new
         dn = new - old
         lin[b, 0] = vbx + share_b * dn * nx
@@ -928,8 +930,8 @@ def _width_gap(nx, ny, nz, a, b, position, orientation, semi_axes):
 
 
 @njit(**JIT_PARALLEL)
-def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response,
-                      contact_pseudo, start_position, start_orientation, body_travel, position, orientation,
+def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, contact_pseudo,
+                      slot_depth, slot_push, start_position, start_orientation, body_travel, position, orientation,
                       pseudo_linear, pseudo_angular, shape, semi_axes, n_contacts, h, baumgarte, slop, iterations,
                       tolerance, sweep_change, push_slot, gap_slot, push_count):
     """After integration: push apart, in position only, the contacts the split impulses left too deep.
@@ -962,18 +964,18 @@ def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
     chunks = min(n_contacts, PARALLEL_CHUNKS)
     largest = -np.inf
     for k in prange(chunks):
-        largest = max(largest, _correction_targets(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, slot_a,
-                                                   slot_b, solve_origin, contact_row, start_position,
-                                                   start_orientation, body_travel, position, orientation, semi_axes,
-                                                   h, baumgarte, slop))
+        top = _correction_targets(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, slot_a, slot_b,
+                                  solve_origin, contact_row, slot_depth, slot_push, start_position, start_orientation,
+                                  body_travel, position, orientation, semi_axes, h, baumgarte, slop)
+        largest = max(largest, top)
     if largest <= 0.0:
         return 0
     _clear_pseudo(pseudo_linear, pseudo_angular, contact_pseudo, n_contacts)
     # no retargeting, so the velocity, shape and swing arguments are only placeholders
     sweeps = _push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response,
-                          contact_pseudo, pseudo_linear, pseudo_angular, pseudo_linear, pseudo_angular, shape,
-                          body_travel, h, baumgarte, slop, iterations, tolerance, sweep_change, push_slot, gap_slot,
-                          push_count, largest, True, False, False)
+                          contact_pseudo, slot_depth, slot_push, pseudo_linear, pseudo_angular, pseudo_linear,
+                          pseudo_angular, shape, body_travel, h, baumgarte, slop, iterations, tolerance, sweep_change,
+                          push_slot, gap_slot, push_count, largest, True, False, False)
     n = solve_origin.shape[0]
     body_chunks = min(n, PARALLEL_CHUNKS)
     for k in prange(body_chunks):
@@ -982,9 +984,9 @@ def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
 
 
 @njit(**JIT)
-def _correction_targets(start, end, slot_a, slot_b, solve_origin, contact_row, start_position, start_orientation,
-                        body_travel, position, orientation, semi_axes, h, baumgarte, slop):
-    """PUSH of rows start..end: the overlap now beyond the split impulses' aim plus the slop, per h; the largest.
+def _correction_targets(start, end, slot_a, slot_b, solve_origin, contact_row, slot_depth, slot_push, start_position,
+                        start_orientation, body_travel, position, orientation, semi_axes, h, baumgarte, slop):
+    """slot_push of slots start..end: the overlap now beyond the split impulses' aim plus the slop, per h; the largest.
 
     The overlap grew by at most both bodies' travel; where even that stays
     within the limit, that bound stands in for the measurement (it lists
@@ -998,7 +1000,7 @@ def _correction_targets(start, end, slot_a, slot_b, solve_origin, contact_row, s
         if a >= 0:
             a = solve_origin[a]
         b = solve_origin[slot_b[c]]
-        before = rows[c, DEPTH]
+        before = slot_depth[c]
         aim = _overlap_aim(before, slop, baumgarte)
         depth = before + body_travel[b] + (body_travel[a] if a >= 0 else 0.0)
         if depth > aim + slop:
@@ -1006,7 +1008,7 @@ def _correction_targets(start, end, slot_a, slot_b, solve_origin, contact_row, s
             depth = (before + _width_gap(nx, ny, nz, a, b, start_position, start_orientation, semi_axes)
                      - _width_gap(nx, ny, nz, a, b, position, orientation, semi_axes))
         push = (depth - aim - slop) / h
-        rows[c, PUSH] = push
+        slot_push[c] = push
         largest = max(largest, push)
     return largest
 

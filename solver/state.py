@@ -73,6 +73,8 @@ class Workspace(NamedTuple):
     contact_row: np.ndarray       # (C, ROW_WIDTH) float32: directions, Jacobians, masses, targets (see contact_solver)
     contact_response: np.ndarray  # (C, RESPONSE_WIDTH) inverse masses and I^-1 (r x d)
     contact_aux: np.ndarray       # (C, AUX_WIDTH) rolling, spinning and restitution terms
+    slot_depth: np.ndarray        # (C,) float32 signed depth per slot (overlap > 0)
+    slot_push: np.ndarray         # (C,) float32 push target per slot (split impulses, correction)
     # solve order (see solve_order): rows, impulses and solve_* velocities are indexed by slot / solve index
     slab_bounds: np.ndarray       # (slabs - 1,) split positions along x, kept between substeps
     body_slab: np.ndarray         # (N,) int64 slab of each body
@@ -166,6 +168,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         contact_impulse=np.zeros((c, 3)), contact_twist_impulse=np.zeros((c, 3)), contact_pseudo=np.zeros(c),
         contact_row=np.zeros((c, ROW_WIDTH), dtype=ROW_DTYPE), contact_response=np.zeros((c, RESPONSE_WIDTH)),
         contact_aux=np.zeros((c, AUX_WIDTH)),
+        slot_depth=np.zeros(c, dtype=ROW_DTYPE), slot_push=np.zeros(c, dtype=ROW_DTYPE),
         slab_bounds=np.full(slabs - 1, np.inf), body_slab=np.zeros(n, dtype=np.int64), solve_body=np.zeros(n, dtype=np.int64),
         solve_origin=np.zeros(n, dtype=np.int64), body_colours=np.zeros((n, 2), dtype=np.int64),
         body_colour_block=np.zeros((n, 2), dtype=np.int64), order_counts=np.zeros(order_bucket_count(slabs, c), dtype=np.int64),
