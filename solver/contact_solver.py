@@ -49,16 +49,16 @@ ROW_DTYPE = np.float32
 IAN, IBN, IAT1, IBT1, IAT2, IBT2 = 0, 3, 6, 9, 12, 15       # I^-1 (r x d)
 INV_MASS_A, INV_MASS_B = 18, 19
 RESPONSE_WIDTH = 20
-# layout of ws.contact_aux (float64), the terms read only where rolling or spinning friction or restitution act
+# layout of ws.contact_aux (float64), the terms read and written only where rolling or spinning friction act
 IA1, IB1, IA2, IB2, IAS, IBS = 0, 3, 6, 9, 12, 15           # I^-1 t1, I^-1 t2, I^-1 n (rolling, spinning)
 MASS_R1, MASS_R2, MASS_S = 18, 19, 20
-RESTITUTION, APPROACH = 21, 22   # restitution coefficient, normal velocity before the solve
-AUX_WIDTH = 23
+AUX_WIDTH = 21
 # ws.contact_impulse: normal, t1, t2; ws.contact_twist_impulse: roll1, roll2, spin
 # (scalars along this substep's frame; apart, so the sweeps stream only the first three)
 # ws.slot_depth, ws.slot_push (float32): signed depth (overlap > 0) and the push target, a separating
 # pseudo-velocity along n (split impulses, position correction). Apart from the rows: those passes read
 # and write them for every contact, the velocity sweeps never.
+# ws.slot_bounce (float64): the normal velocity restitution asks for, 0 for none (see prepare_contacts).
 
 
 @njit(**JIT, inline="always")
@@ -157,27 +157,29 @@ def _rotation_sink(shape, body, wx, wy, wz, nx, ny, nz, h):
 
 @njit(**JIT_PARALLEL)
 def prepare_contacts(slot_contact, contact_a, contact_b, contact_normal, contact_point, contact_depth, contact_row,
-                     contact_response, contact_aux, slot_depth, position, linear_velocity, angular_velocity, inv_mass,
-                     inv_inertia_world, body_material, static_material, material_friction, material_rolling,
-                     material_spinning, material_restitution, n_contacts, h):
+                     contact_response, contact_aux, slot_depth, slot_bounce, position, linear_velocity,
+                     angular_velocity, inv_mass, inv_inertia_world, body_material, static_material, material_friction,
+                     material_rolling, material_spinning, material_restitution, n_contacts, h, restitution_threshold):
     """Jacobians, effective masses, material coefficients and normal velocity targets, row s for slot s.
 
     Reads bodies in their own numbering (positions, velocities before the solve). Parallel chunks.
+    A contact approaching at least restitution_threshold fast (before the
+    solve) gets slot_bounce = -e times that speed (see apply_restitution).
     """
     chunks = min(n_contacts, PARALLEL_CHUNKS)
     for k in prange(chunks):
         _prepare_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, slot_contact, contact_a, contact_b,
                        contact_normal, contact_point, contact_depth, contact_row, contact_response, contact_aux,
-                       slot_depth, position, linear_velocity, angular_velocity, inv_mass, inv_inertia_world,
-                       body_material, static_material, material_friction, material_rolling, material_spinning,
-                       material_restitution, h)
+                       slot_depth, slot_bounce, position, linear_velocity, angular_velocity, inv_mass,
+                       inv_inertia_world, body_material, static_material, material_friction, material_rolling,
+                       material_spinning, material_restitution, h, restitution_threshold)
 
 
 @njit(**JIT)
 def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_normal, contact_point, contact_depth,
-                   contact_row, contact_response, contact_aux, slot_depth, position, linear_velocity, angular_velocity,
-                   inv_mass, inv_inertia_world, body_material, static_material, material_friction, material_rolling,
-                   material_spinning, material_restitution, h):
+                   contact_row, contact_response, contact_aux, slot_depth, slot_bounce, position, linear_velocity,
+                   angular_velocity, inv_mass, inv_inertia_world, body_material, static_material, material_friction,
+                   material_rolling, material_spinning, material_restitution, h, restitution_threshold):
     rows = contact_row
     response = contact_response
     offsets_ra = (AN, AT1, AT2)
@@ -201,7 +203,7 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
         rows[c, FRICTION] = np.sqrt(material_friction[mat_a] * material_friction[mat_b])
         rows[c, ROLLING] = rolling
         rows[c, SPINNING] = spinning
-        contact_aux[c, RESTITUTION] = max(material_restitution[mat_a], material_restitution[mat_b])
+        restitution = max(material_restitution[mat_a], material_restitution[mat_b])
         # the rolling and spinning rows' terms are read only where those coefficients are non-zero
         angular_rows = rolling > 0.0 or spinning > 0.0
         # directions first rounded to what the row stores: every term below, applied ones
@@ -239,8 +241,9 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
             for k in range(3):
                 _store3(rows, c, offsets_ra[k], 0.0, 0.0, 0.0)
                 _store3(response, c, offsets_ia[k], 0.0, 0.0, 0.0)
-            for offset in (IA1, IA2, IAS):
-                _store3(contact_aux, c, offset, 0.0, 0.0, 0.0)
+            if angular_rows:
+                for offset in (IA1, IA2, IAS):
+                    _store3(contact_aux, c, offset, 0.0, 0.0, 0.0)
             response[c, INV_MASS_A] = 0.0
             lever_a[:] = 0.0
             spun_a[:] = 0.0
@@ -263,8 +266,8 @@ def _prepare_range(start, end, slot_contact, contact_a, contact_b, contact_norma
         vax = vay = vaz = wax = way = waz = 0.0
         if has_a:
             vax, vay, vaz, wax, way, waz = _body_velocity(linear_velocity, angular_velocity, a)
-        contact_aux[c, APPROACH] = _normal_velocity(rows, c, vbx - vax, vby - vay, vbz - vaz, wbx, wby, wbz, wax, way,
-                                                    waz)
+        approach = _normal_velocity(rows, c, vbx - vax, vby - vay, vbz - vaz, wbx, wby, wbz, wax, way, waz)
+        slot_bounce[c] = -restitution * approach if approach <= -restitution_threshold else 0.0
 
 
 @njit(**JIT, inline="always")
@@ -567,9 +570,9 @@ def _velocity_sweep(start, end, slot_a, slot_b, contact_row, contact_response, c
 
 
 @njit(**JIT_PARALLEL)
-def apply_restitution(slab_start, slabs, slot_a, slot_b, contact_row, contact_response, contact_aux, contact_impulse,
-                      linear_velocity, angular_velocity, threshold):
-    """Bounce: contacts that pushed and were approaching faster than threshold leave at -e times that speed.
+def apply_restitution(slab_start, slabs, slot_a, slot_b, contact_row, contact_response, slot_bounce, contact_impulse,
+                      linear_velocity, angular_velocity):
+    """Bounce: contacts that pushed and were approaching fast enough leave at e times that speed (slot_bounce).
 
     As in Box2D, this runs after the velocity iterations, from the approach
     velocity measured before them, so a speculative contact that closes during
@@ -579,23 +582,22 @@ def apply_restitution(slab_start, slabs, slot_a, slot_b, contact_row, contact_re
     """
     for k in prange(slabs):
         _restitution_range(slab_start[k], slab_start[k + 1], slot_a, slot_b, contact_row, contact_response,
-                           contact_aux, contact_impulse, linear_velocity, angular_velocity, threshold)
+                           slot_bounce, contact_impulse, linear_velocity, angular_velocity)
     _restitution_range(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b, contact_row, contact_response,
-                       contact_aux, contact_impulse, linear_velocity, angular_velocity, threshold)
+                       slot_bounce, contact_impulse, linear_velocity, angular_velocity)
 
 
 @njit(**JIT)
-def _restitution_range(start, end, slot_a, slot_b, contact_row, contact_response, contact_aux, contact_impulse,
-                       linear_velocity, angular_velocity, threshold):
+def _restitution_range(start, end, slot_a, slot_b, contact_row, contact_response, slot_bounce, contact_impulse,
+                       linear_velocity, angular_velocity):
     for c in range(start, end):
-        if contact_impulse[c, 0] == 0.0 or contact_aux[c, APPROACH] > -threshold or contact_aux[c, RESTITUTION] == 0.0:
+        if contact_impulse[c, 0] == 0.0 or slot_bounce[c] == 0.0:
             continue
         a = slot_a[c]
         b = slot_b[c]
         vn = _row_velocity(contact_row, c, linear_velocity, angular_velocity, a, b, N_, AN, BN)
         old = contact_impulse[c, 0]
-        bounce = contact_aux[c, RESTITUTION] * contact_aux[c, APPROACH]
-        contact_impulse[c, 0] = max(old - contact_row[c, MASS_N] * (vn + bounce), 0.0)
+        contact_impulse[c, 0] = max(old - contact_row[c, MASS_N] * (vn - slot_bounce[c]), 0.0)
         _row_apply(contact_row, contact_response, c, linear_velocity, angular_velocity, a, b, N_, IAN, IBN,
                    contact_impulse[c, 0] - old)
 

@@ -72,9 +72,10 @@ class Workspace(NamedTuple):
     contact_pseudo: np.ndarray    # (C,) accumulated split impulse
     contact_row: np.ndarray       # (C, ROW_WIDTH) float32: directions, Jacobians, masses, targets (see contact_solver)
     contact_response: np.ndarray  # (C, RESPONSE_WIDTH) inverse masses and I^-1 (r x d)
-    contact_aux: np.ndarray       # (C, AUX_WIDTH) rolling, spinning and restitution terms
+    contact_aux: np.ndarray       # (C, AUX_WIDTH) rolling and spinning terms
     slot_depth: np.ndarray        # (C,) float32 signed depth per slot (overlap > 0)
     slot_push: np.ndarray         # (C,) float32 push target per slot (split impulses, correction)
+    slot_bounce: np.ndarray       # (C,) normal velocity restitution asks for per slot (0: none)
     # solve order (see solve_order): rows, impulses and solve_* velocities are indexed by slot / solve index
     slab_bounds: np.ndarray       # (slabs - 1,) split positions along x, kept between substeps
     body_slab: np.ndarray         # (N,) int64 slab of each body
@@ -89,14 +90,14 @@ class Workspace(NamedTuple):
     solve_pseudo_linear: np.ndarray   # (N, 3) split-impulse velocities in solve numbering
     solve_pseudo_angular: np.ndarray  # (N, 3)
     contact_slot: np.ndarray      # (C,) int64 contact -> slot
-    slot_contact: np.ndarray      # (C,) int64 slot -> contact
-    slot_a: np.ndarray            # (C,) int64 solve index of body A, or -1 - static id
-    slot_b: np.ndarray            # (C,) int64 solve index of body B
-    slot_cache: np.ndarray        # (C,) int64 row of last substep's cache, -1 if new
+    slot_contact: np.ndarray      # (C,) int32 slot -> contact (the per-slot indices are int32: less to stream)
+    slot_a: np.ndarray            # (C,) int32 solve index of body A, or -1 - static id
+    slot_b: np.ndarray            # (C,) int32 solve index of body B
+    slot_cache: np.ndarray        # (C,) int32 row of last substep's cache, -1 if new
     slab_start: np.ndarray        # (slabs + 2,) int64 first slot of each slab, the boundary class, the end
     sweep_change: np.ndarray      # (slabs + 1,) largest velocity change of the last sweep per slab and boundary
-    push_slot: np.ndarray         # (C,) int64 slots the split impulses sweep (see solve_penetration), per class from its first slot
-    gap_slot: np.ndarray          # (C,) int64 gaps the pushes might close, per class from its first slot
+    push_slot: np.ndarray         # (C,) int32 slots the split impulses sweep (see solve_penetration), per class from its first slot
+    gap_slot: np.ndarray          # (C,) int32 gaps the pushes might close, per class from its first slot
     push_count: np.ndarray        # (2, slabs + 1) int64 per class: slots listed to push, gaps that might close
     counters: np.ndarray          # (7,) int64: pairs, contacts, velocity sweeps run, diverged body,
                                   #   substeps completed by the call, split-impulse sweeps run,
@@ -168,18 +169,18 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         contact_impulse=np.zeros((c, 3)), contact_twist_impulse=np.zeros((c, 3)), contact_pseudo=np.zeros(c),
         contact_row=np.zeros((c, ROW_WIDTH), dtype=ROW_DTYPE), contact_response=np.zeros((c, RESPONSE_WIDTH)),
         contact_aux=np.zeros((c, AUX_WIDTH)),
-        slot_depth=np.zeros(c, dtype=ROW_DTYPE), slot_push=np.zeros(c, dtype=ROW_DTYPE),
+        slot_depth=np.zeros(c, dtype=ROW_DTYPE), slot_push=np.zeros(c, dtype=ROW_DTYPE), slot_bounce=np.zeros(c),
         slab_bounds=np.full(slabs - 1, np.inf), body_slab=np.zeros(n, dtype=np.int64), solve_body=np.zeros(n, dtype=np.int64),
         solve_origin=np.zeros(n, dtype=np.int64), body_colours=np.zeros((n, 2), dtype=np.int64),
         body_colour_block=np.zeros((n, 2), dtype=np.int64), order_counts=np.zeros(order_bucket_count(slabs, c), dtype=np.int64),
         contact_class=np.zeros(c, dtype=np.int64),
         solve_linear=np.zeros((n, 3)), solve_angular=np.zeros((n, 3)),
         solve_pseudo_linear=np.zeros((n, 3)), solve_pseudo_angular=np.zeros((n, 3)),
-        contact_slot=np.zeros(c, dtype=np.int64), slot_contact=np.zeros(c, dtype=np.int64),
-        slot_a=np.zeros(c, dtype=np.int64), slot_b=np.zeros(c, dtype=np.int64),
-        slot_cache=np.zeros(c, dtype=np.int64), slab_start=np.zeros(slabs + 2, dtype=np.int64),
-        sweep_change=np.zeros(slabs + 1), push_slot=np.zeros(c, dtype=np.int64),
-        gap_slot=np.zeros(c, dtype=np.int64),
+        contact_slot=np.zeros(c, dtype=np.int64), slot_contact=np.zeros(c, dtype=np.int32),
+        slot_a=np.zeros(c, dtype=np.int32), slot_b=np.zeros(c, dtype=np.int32),
+        slot_cache=np.zeros(c, dtype=np.int32), slab_start=np.zeros(slabs + 2, dtype=np.int64),
+        sweep_change=np.zeros(slabs + 1), push_slot=np.zeros(c, dtype=np.int32),
+        gap_slot=np.zeros(c, dtype=np.int32),
         push_count=np.zeros((2, slabs + 1), dtype=np.int64), counters=np.zeros(7, dtype=np.int64),
         phase_seconds=np.zeros(n_phases),
         step_stats=np.zeros(2),

@@ -95,10 +95,10 @@ def _body_phases(model, state, ws, settings, h, dynamic):
     order_contacts(ws.contact_a, ws.contact_b, ws.contact_key, n_contacts, dynamic, slabs, state.cache_key,
                    state.cache_count[0], ws)
     prepare_contacts(ws.slot_contact, ws.contact_a, ws.contact_b, ws.contact_normal, ws.contact_point, ws.contact_depth,
-                     ws.contact_row, ws.contact_response, ws.contact_aux, ws.slot_depth, state.position,
+                     ws.contact_row, ws.contact_response, ws.contact_aux, ws.slot_depth, ws.slot_bounce, state.position,
                      state.linear_velocity, state.angular_velocity, model.inv_mass, ws.inv_inertia_world,
                      model.body_material, model.static_material, model.material_friction, model.material_rolling,
-                     model.material_spinning, model.material_restitution, n_contacts, h)
+                     model.material_spinning, model.material_restitution, n_contacts, h, settings.restitution_threshold)
     gather_velocities(ws.solve_origin, state.linear_velocity, state.angular_velocity, ws.solve_linear,
                       ws.solve_angular)
     warm_start(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.slot_cache, ws.contact_row, ws.contact_response,
@@ -108,8 +108,8 @@ def _body_phases(model, state, ws, settings, h, dynamic):
                                       ws.contact_response, ws.contact_aux, ws.contact_impulse,
                                       ws.contact_twist_impulse, ws.solve_linear, ws.solve_angular,
                                       settings.iterations, settings.sweep_tolerance / h, ws.sweep_change)
-    apply_restitution(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_response, ws.contact_aux,
-                      ws.contact_impulse, ws.solve_linear, ws.solve_angular, settings.restitution_threshold)
+    apply_restitution(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_response, ws.slot_bounce,
+                      ws.contact_impulse, ws.solve_linear, ws.solve_angular)
     ws.counters[5] = solve_penetration(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_row,
                                        ws.contact_response, ws.contact_pseudo, ws.slot_depth, ws.slot_push,
                                        ws.solve_linear, ws.solve_angular, ws.solve_pseudo_linear,
