@@ -155,60 +155,24 @@ def _rotation_sink(shape, body, wx, wy, wz, nx, ny, nz, h):
     return turned - height - h * slope
 
 
-PREPARE_SPAN = 256  # slots prepared, then warm-started, together: their rows are still in cache for the warm start
-
-
 @njit(**JIT_PARALLEL)
-def prepare_contacts(slab_start, slabs, slot_contact, contact_a, contact_b, contact_normal, contact_point,
-                     contact_depth, contact_row, contact_response, contact_aux, slot_depth, slot_bounce, position,
-                     linear_velocity, angular_velocity, inv_mass, inv_inertia_world, body_material, static_material,
-                     material_friction, material_rolling, material_spinning, material_restitution, h,
-                     restitution_threshold, slot_a, slot_b, slot_cache, contact_impulse, contact_twist_impulse,
-                     cache_impulse, solve_linear, solve_angular):
-    """Jacobians, effective masses, material coefficients and normal velocity targets, row s for slot s; warm start.
+def prepare_contacts(slot_contact, contact_a, contact_b, contact_normal, contact_point, contact_depth, contact_row,
+                     contact_response, contact_aux, slot_depth, slot_bounce, position, linear_velocity,
+                     angular_velocity, inv_mass, inv_inertia_world, body_material, static_material, material_friction,
+                     material_rolling, material_spinning, material_restitution, n_contacts, h, restitution_threshold):
+    """Jacobians, effective masses, material coefficients and normal velocity targets, row s for slot s.
 
-    Reads bodies in their own numbering (positions, velocities before the
-    solve). A contact approaching at least restitution_threshold fast (before
-    the solve) gets slot_bounce = -e times that speed (see apply_restitution).
-
-    Every PREPARE_SPAN slots are warm-started (_warm_start_range, on the
-    solve-numbered velocities) right after they are prepared, while their rows
-    are in cache: done as two passes over all slots, a 100,000-body pile read
-    every row back from memory. The warm start writes the bodies' velocities,
-    so the classes go as in the sweeps: the slabs in parallel, the boundary
-    after them.
+    Reads bodies in their own numbering (positions, velocities before the solve). Parallel chunks.
+    A contact approaching at least restitution_threshold fast (before the
+    solve) gets slot_bounce = -e times that speed (see apply_restitution).
     """
-    for k in prange(slabs):
-        _prepare_class(slab_start[k], slab_start[k + 1], slot_contact, contact_a, contact_b, contact_normal,
-                       contact_point, contact_depth, contact_row, contact_response, contact_aux, slot_depth,
-                       slot_bounce, position, linear_velocity, angular_velocity, inv_mass, inv_inertia_world,
-                       body_material, static_material, material_friction, material_rolling, material_spinning,
-                       material_restitution, h, restitution_threshold, slot_a, slot_b, slot_cache, contact_impulse,
-                       contact_twist_impulse, cache_impulse, solve_linear, solve_angular)
-    _prepare_class(slab_start[slabs], slab_start[slabs + 1], slot_contact, contact_a, contact_b, contact_normal,
-                   contact_point, contact_depth, contact_row, contact_response, contact_aux, slot_depth, slot_bounce,
-                   position, linear_velocity, angular_velocity, inv_mass, inv_inertia_world, body_material,
-                   static_material, material_friction, material_rolling, material_spinning, material_restitution, h,
-                   restitution_threshold, slot_a, slot_b, slot_cache, contact_impulse, contact_twist_impulse,
-                   cache_impulse, solve_linear, solve_angular)
-
-
-@njit(**JIT)
-def _prepare_class(start, end, slot_contact, contact_a, contact_b, contact_normal, contact_point, contact_depth,
-                   contact_row, contact_response, contact_aux, slot_depth, slot_bounce, position, linear_velocity,
-                   angular_velocity, inv_mass, inv_inertia_world, body_material, static_material, material_friction,
-                   material_rolling, material_spinning, material_restitution, h, restitution_threshold, slot_a,
-                   slot_b, slot_cache, contact_impulse, contact_twist_impulse, cache_impulse, solve_linear,
-                   solve_angular):
-    for first in range(start, end, PREPARE_SPAN):
-        last = min(first + PREPARE_SPAN, end)
-        _prepare_range(first, last, slot_contact, contact_a, contact_b, contact_normal, contact_point, contact_depth,
-                       contact_row, contact_response, contact_aux, slot_depth, slot_bounce, position, linear_velocity,
-                       angular_velocity, inv_mass, inv_inertia_world, body_material, static_material,
-                       material_friction, material_rolling, material_spinning, material_restitution, h,
-                       restitution_threshold)
-        _warm_start_range(first, last, slot_a, slot_b, slot_cache, contact_row, contact_response, contact_aux,
-                          contact_impulse, contact_twist_impulse, cache_impulse, solve_linear, solve_angular)
+    chunks = min(n_contacts, PARALLEL_CHUNKS)
+    for k in prange(chunks):
+        _prepare_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, slot_contact, contact_a, contact_b,
+                       contact_normal, contact_point, contact_depth, contact_row, contact_response, contact_aux,
+                       slot_depth, slot_bounce, position, linear_velocity, angular_velocity, inv_mass,
+                       inv_inertia_world, body_material, static_material, material_friction, material_rolling,
+                       material_spinning, material_restitution, h, restitution_threshold)
 
 
 @njit(**JIT)
@@ -384,6 +348,19 @@ def _warm_start_range(start, end, slot_a, slot_b, slot_cache, contact_row, conta
             if a >= 0:
                 lin[a, k] -= ma * p
                 ang[a, k] -= turn_a
+
+
+@njit(**JIT_PARALLEL)
+def warm_start(slab_start, slabs, slot_a, slot_b, slot_cache, contact_row, contact_response, contact_aux,
+               contact_impulse, contact_twist_impulse, cache_impulse, linear_velocity, angular_velocity):
+    """Take the impulses of contacts that existed last substep (cache row slot_cache), re-projected on the new frame."""
+    for k in prange(slabs):
+        _warm_start_range(slab_start[k], slab_start[k + 1], slot_a, slot_b, slot_cache, contact_row,
+                          contact_response, contact_aux, contact_impulse, contact_twist_impulse, cache_impulse,
+                          linear_velocity, angular_velocity)
+    _warm_start_range(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b, slot_cache, contact_row,
+                      contact_response, contact_aux, contact_impulse, contact_twist_impulse, cache_impulse,
+                      linear_velocity, angular_velocity)
 
 
 @njit(**JIT, inline="always")

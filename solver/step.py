@@ -25,7 +25,7 @@ from numba.core.errors import NumbaWarning
 from .broadphase import update_pairs
 from .collision import collide
 from .contact_solver import (apply_restitution, correct_positions, prepare_contacts, solve_penetration,
-                             solve_velocities, store_impulses)
+                             solve_velocities, store_impulses, warm_start)
 from .integrate import (first_non_finite_body, integrate_positions, predict_velocities, restore_velocities,
                         update_body_frames)
 from .math3d import JIT
@@ -94,16 +94,16 @@ def _body_phases(model, state, ws, settings, h, dynamic):
     assign_slabs(state.position, dynamic, slabs, ws)
     order_contacts(ws.contact_a, ws.contact_b, ws.contact_key, n_contacts, dynamic, slabs, state.cache_key,
                    state.cache_count[0], ws)
+    prepare_contacts(ws.slot_contact, ws.contact_a, ws.contact_b, ws.contact_normal, ws.contact_point, ws.contact_depth,
+                     ws.contact_row, ws.contact_response, ws.contact_aux, ws.slot_depth, ws.slot_bounce, state.position,
+                     state.linear_velocity, state.angular_velocity, model.inv_mass, ws.inv_inertia_world,
+                     model.body_material, model.static_material, model.material_friction, model.material_rolling,
+                     model.material_spinning, model.material_restitution, n_contacts, h, settings.restitution_threshold)
     gather_velocities(ws.solve_origin, state.linear_velocity, state.angular_velocity, ws.solve_linear,
                       ws.solve_angular)
-    prepare_contacts(ws.slab_start, slabs, ws.slot_contact, ws.contact_a, ws.contact_b, ws.contact_normal,
-                     ws.contact_point, ws.contact_depth, ws.contact_row, ws.contact_response, ws.contact_aux,
-                     ws.slot_depth, ws.slot_bounce, state.position, state.linear_velocity, state.angular_velocity,
-                     model.inv_mass, ws.inv_inertia_world, model.body_material, model.static_material,
-                     model.material_friction, model.material_rolling, model.material_spinning,
-                     model.material_restitution, h, settings.restitution_threshold, ws.slot_a, ws.slot_b,
-                     ws.slot_cache, ws.contact_impulse, ws.contact_twist_impulse, state.cache_impulse,
-                     ws.solve_linear, ws.solve_angular)
+    warm_start(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.slot_cache, ws.contact_row, ws.contact_response,
+               ws.contact_aux, ws.contact_impulse, ws.contact_twist_impulse, state.cache_impulse, ws.solve_linear,
+               ws.solve_angular)
     ws.counters[2] = solve_velocities(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row,
                                       ws.contact_response, ws.contact_aux, ws.contact_impulse,
                                       ws.contact_twist_impulse, ws.solve_linear, ws.solve_angular,
