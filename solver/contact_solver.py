@@ -74,23 +74,13 @@ def _store3(rows, c, k, x, y, z):
 
 
 @njit(**JIT, inline="always")
-def _row_velocity(rows, c, lin, ang, a, b, d, ja, jb):
-    """d.(v_B - v_A) + w_B.(r_B x d) - w_A.(r_A x d)."""
-    v = _dot3(rows, c, d, lin[b, 0], lin[b, 1], lin[b, 2]) + _dot3(rows, c, jb, ang[b, 0], ang[b, 1], ang[b, 2])
-    if a >= 0:
-        v -= (_dot3(rows, c, d, lin[a, 0], lin[a, 1], lin[a, 2])
-              + _dot3(rows, c, ja, ang[a, 0], ang[a, 1], ang[a, 2]))
-    return v
-
-
-@njit(**JIT, inline="always")
 def _normal_velocity(rows, c, dvx, dvy, dvz, wbx, wby, wbz, wax, way, waz):
-    """n.dv + w_B.(r_B x n) - w_A.(r_A x n) from velocities already loaded (dv = v_B - v_A).
+    """n.dv + w_B.(r_B x n) - w_A.(r_A x n) from velocities already loaded (dv = v_B - v_A; zeros for a static A).
 
-    Hot loops load the bodies' velocities into locals and use this rather than
-    _row_velocity: numba keeps reference-count updates of arrays passed to an
-    inlined helper that branches (as _row_velocity does on a static side)
-    inside the loop, and those are atomic and contended between threads.
+    Callers load the bodies' velocities into locals first rather than pass the
+    velocity arrays: numba keeps reference-count updates of arrays passed to
+    an inlined helper that branches (as it would to skip a static side) inside
+    the loop, and those are atomic and contended between threads.
     """
     return (_dot3(rows, c, N_, dvx, dvy, dvz) + _dot3(rows, c, BN, wbx, wby, wbz)
             - _dot3(rows, c, AN, wax, way, waz))
@@ -595,7 +585,11 @@ def _restitution_range(start, end, slot_a, slot_b, contact_row, contact_response
             continue
         a = slot_a[c]
         b = slot_b[c]
-        vn = _row_velocity(contact_row, c, linear_velocity, angular_velocity, a, b, N_, AN, BN)
+        vbx, vby, vbz, wbx, wby, wbz = _body_velocity(linear_velocity, angular_velocity, b)
+        vax = vay = vaz = wax = way = waz = 0.0
+        if a >= 0:
+            vax, vay, vaz, wax, way, waz = _body_velocity(linear_velocity, angular_velocity, a)
+        vn = _normal_velocity(contact_row, c, vbx - vax, vby - vay, vbz - vaz, wbx, wby, wbz, wax, way, waz)
         old = contact_impulse[c, 0]
         contact_impulse[c, 0] = max(old - contact_row[c, MASS_N] * (vn - slot_bounce[c]), 0.0)
         _row_apply(contact_row, contact_response, c, linear_velocity, angular_velocity, a, b, N_, IAN, IBN,
