@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .contact_solver import AUX_WIDTH, RESPONSE_WIDTH, ROW_DTYPE, ROW_WIDTH
+from .contact_solver import AUX_WIDTH, PUSH_WIDTH, RESPONSE_WIDTH, ROW_DTYPE, ROW_WIDTH
 from .solve_order import order_bucket_count
 
 # cached impulse layout (world frame): normal, friction vector (3), rolling vector (3), spinning
@@ -69,7 +69,6 @@ class Workspace(NamedTuple):
     contact_depth: np.ndarray     # (C,)
     contact_impulse: np.ndarray   # (C, 3) accumulated normal and friction impulses along this substep's frame
     contact_twist_impulse: np.ndarray  # (C, 3) accumulated rolling and spinning impulses
-    contact_pseudo: np.ndarray    # (C,) accumulated split impulse
     contact_row: np.ndarray       # (C, ROW_WIDTH) float32: directions, Jacobians, masses, targets (see contact_solver)
     contact_response: np.ndarray  # (C, RESPONSE_WIDTH) inverse masses and I^-1 (r x d)
     contact_aux: np.ndarray       # (C, AUX_WIDTH) rolling and spinning terms
@@ -99,6 +98,8 @@ class Workspace(NamedTuple):
     push_slot: np.ndarray         # (C,) int32 slots the split impulses sweep (see solve_penetration), per class from its first slot
     gap_slot: np.ndarray          # (C,) int32 gaps the pushes might close, per class from its first slot
     push_count: np.ndarray        # (2, slabs + 1) int64 per class: slots listed to push, gaps that might close
+    push_row: np.ndarray          # (C, PUSH_WIDTH) the listed slots' terms, in push_slot's order (see contact_solver)
+    push_body: np.ndarray         # (C, 2) int32 their bodies A and B in solve numbering
     counters: np.ndarray          # (7,) int64: pairs, contacts, velocity sweeps run, diverged body,
                                   #   substeps completed by the call, split-impulse sweeps run,
                                   #   position-correction sweeps run (last substep)
@@ -166,7 +167,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         contact_a=np.zeros(c, dtype=np.int64), contact_b=np.zeros(c, dtype=np.int64),
         contact_key=np.zeros(c, dtype=np.int64), contact_normal=np.zeros((c, 3)),
         contact_point=np.zeros((c, 3)), contact_depth=np.zeros(c),
-        contact_impulse=np.zeros((c, 3)), contact_twist_impulse=np.zeros((c, 3)), contact_pseudo=np.zeros(c),
+        contact_impulse=np.zeros((c, 3)), contact_twist_impulse=np.zeros((c, 3)),
         contact_row=np.zeros((c, ROW_WIDTH), dtype=ROW_DTYPE), contact_response=np.zeros((c, RESPONSE_WIDTH)),
         contact_aux=np.zeros((c, AUX_WIDTH)),
         slot_depth=np.zeros(c, dtype=ROW_DTYPE), slot_push=np.zeros(c, dtype=ROW_DTYPE), slot_bounce=np.zeros(c),
@@ -181,7 +182,8 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         slot_cache=np.zeros(c, dtype=np.int32), slab_start=np.zeros(slabs + 2, dtype=np.int64),
         sweep_change=np.zeros(slabs + 1), push_slot=np.zeros(c, dtype=np.int32),
         gap_slot=np.zeros(c, dtype=np.int32),
-        push_count=np.zeros((2, slabs + 1), dtype=np.int64), counters=np.zeros(7, dtype=np.int64),
+        push_count=np.zeros((2, slabs + 1), dtype=np.int64), push_row=np.zeros((c, PUSH_WIDTH)),
+        push_body=np.zeros((c, 2), dtype=np.int32), counters=np.zeros(7, dtype=np.int64),
         phase_seconds=np.zeros(n_phases),
         step_stats=np.zeros(2),
     )
