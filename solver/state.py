@@ -100,6 +100,7 @@ class Workspace(NamedTuple):
     push_count: np.ndarray        # (2, slabs + 1) int64 per class: slots listed to push, gaps that might close
     push_row: np.ndarray          # (C, PUSH_WIDTH) the listed slots' terms, in push_slot's order (see contact_solver)
     push_body: np.ndarray         # (C, 2) int32 their bodies A and B in solve numbering
+    body_pushed: np.ndarray       # (N,) bool per solve index: a body of a listed contact (only they get pushes)
     counters: np.ndarray          # (7,) int64: pairs, contacts, velocity sweeps run, diverged body,
                                   #   substeps completed by the call, split-impulse sweeps run,
                                   #   position-correction sweeps run (last substep)
@@ -183,7 +184,8 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         sweep_change=np.zeros(slabs + 1), push_slot=np.zeros(c, dtype=np.int32),
         gap_slot=np.zeros(c, dtype=np.int32),
         push_count=np.zeros((2, slabs + 1), dtype=np.int64), push_row=np.zeros((c, PUSH_WIDTH)),
-        push_body=np.zeros((c, 2), dtype=np.int32), counters=np.zeros(7, dtype=np.int64),
+        push_body=np.zeros((c, 2), dtype=np.int32), body_pushed=np.zeros(n, dtype=np.bool_),
+        counters=np.zeros(7, dtype=np.int64),
         phase_seconds=np.zeros(n_phases),
         step_stats=np.zeros(2),
     )
