@@ -9,7 +9,7 @@ from numba import njit
 # faster); NaN and infinity semantics stay strict so divergence checks keep working.
 JIT = dict(cache=True, nogil=True, fastmath={"contract", "reassoc", "arcp", "nsz"}, error_model="numpy")
 # kernels with prange loops; callers must not run two of them at once from different threads
-# (numba's workqueue threading layer, used inside Blender, is not re-entrant)
+# (numba's workqueue threading layer, Blender's fallback where no OpenMP runtime loads, is not re-entrant)
 JIT_PARALLEL = dict(JIT, parallel=True)
 # Parallel kernels are thin prange loops over chunks that call a serial range function: bodies of
 # prange loops with inlined helpers miscompiled once (update_body_frames), chunks never did.

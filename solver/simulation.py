@@ -19,7 +19,8 @@ from .step import (CONTACT_OVERFLOW, DIVERGED, OK, PAIR_OVERFLOW, PHASES, Settin
 
 
 # Parallel kernels must not be entered from two threads at once (numba's workqueue threading
-# layer, the one the add-on uses, is not re-entrant): simulations in different threads take turns.
+# layer, the add-on's fallback where no OpenMP runtime loads, is not re-entrant): simulations in
+# different threads take turns.
 _KERNEL_LOCK = threading.Lock()
 MAX_DEFAULT_THREADS = 8  # more slabs put more contacts in the serial boundary class
 

@@ -305,6 +305,7 @@ def scenario_bake(out, blend_path):
     res["cancel_message"] = job.message
     res["cancel_finish"] = sorted(ops.finish_job(ctx, job))
     res["cancel_keys_unchanged"] = keyframe_dump(bodies) == before
+    res["threading_layer"] = importlib.import_module("numba").threading_layer()  # what the worker ran on
 
     # 4. A run that goes non-finite: the ball gets an infinite velocity after the scene was validated
     #    (Blender's own properties cannot hold one), so the solver diverges in its first substep.
