@@ -718,9 +718,10 @@ def _set_targets(first, end, push_slot, listed, slot_a, slot_b, solve_origin, co
     The surfaces turn with the real plus the pseudo spin; the first order of
     the pseudo turn is the push's own row, so only the sink sees it. With
     ``listed``, the contacts push_slot[first..end] get their targets again
-    (in push_row, which the sweeps read), now with the pushes' spin, except those whose bodies the pushes turned
-    too little to move the sink by a tenth of the slop (bound:
-    (|w + p|^2 - |w|^2) h^2 a_max^2 / a_min); the return value is then of no use.
+    (in push_row, which the sweeps read), now with the pushes' spin, except
+    those whose bodies the pushes turned too little to move the sink by a
+    tenth of the slop (bound: (|w + p|^2 - |w|^2) h^2 a_max^2 / a_min); the
+    return value is then of no use.
 
     One loop over the arrays it was given, without helpers that take arrays
     and branch: for those numba keeps reference-count updates of the shared
