@@ -164,7 +164,7 @@ def integrate_positions(model, state, ws, h):
 
 
 @njit(**JIT, inline="always")
-def _inverse_inertia_times(rotation, inv_inertia_local, i, x, y, z):
+def inverse_inertia_times(rotation, inv_inertia_local, i, x, y, z):
     """R diag(inv_inertia_local[i]) R^T (x, y, z), without forming the matrix (half the arithmetic)."""
     bx = (rotation[0, 0] * x + rotation[1, 0] * y + rotation[2, 0] * z) * inv_inertia_local[i, 0]
     by = (rotation[0, 1] * x + rotation[1, 1] * y + rotation[2, 1] * z) * inv_inertia_local[i, 1]
@@ -233,7 +233,7 @@ def _integrate_range(model, state, ws, h, start, end):
         q[0], q[1], q[2], q[3] = rotated_by_rotation_vector(qw, qx, qy, qz, 0.5 * h * (wx + px), 0.5 * h * (wy + py),
                                                             0.5 * h * (wz + pz))
         quat_to_matrix(q, rotation)
-        mx, my, mz = _inverse_inertia_times(rotation, inv_inertia, i, lx, ly, lz)
+        mx, my, mz = inverse_inertia_times(rotation, inv_inertia, i, lx, ly, lz)
         q[0], q[1], q[2], q[3] = rotated_by_rotation_vector(qw, qx, qy, qz, h * (mx + px), h * (my + py),
                                                             h * (mz + pz))
         for k in range(4):
@@ -241,7 +241,7 @@ def _integrate_range(model, state, ws, h, start, end):
         # a surface point moves at most |dp| plus the turned angle times the largest semi-axis (arc >= chord)
         travel[i] = moved + h * _norm3(mx + px, my + py, mz + pz) * radius[i]
         quat_to_matrix(q, rotation)
-        wx, wy, wz = _inverse_inertia_times(rotation, inv_inertia, i, lx, ly, lz)
+        wx, wy, wz = inverse_inertia_times(rotation, inv_inertia, i, lx, ly, lz)
         # kinetic energy for the statistics, free here: rotational part is w.L / 2
         ux, uy, uz = linear[i, 0], linear[i, 1], linear[i, 2]
         energy[i] = 0.5 * (mass[i] * (ux * ux + uy * uy + uz * uz) + wx * lx + wy * ly + wz * lz)
@@ -263,14 +263,19 @@ def body_kinetic_energies(model, state, out):
         if model.body_kind[i] != DYNAMIC:
             continue
         v = state.linear_velocity[i]
-        energy = 0.5 * model.mass[i] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
         w = state.angular_velocity[i]
         quat_to_matrix(state.orientation[i], rotation)
-        inertia = model.inertia_local[i]
-        for k in range(3):
-            local = rotation[0, k] * w[0] + rotation[1, k] * w[1] + rotation[2, k] * w[2]
-            energy += 0.5 * inertia[k] * local * local
-        out[i] = energy
+        out[i] = kinetic_energy(model.mass, model.inertia_local, rotation, i, v[0], v[1], v[2], w[0], w[1], w[2])
+
+
+@njit(**JIT, inline="always")
+def kinetic_energy(mass, inertia_local, rotation, i, vx, vy, vz, wx, wy, wz):
+    """Translational plus rotational kinetic energy of body i turned by ``rotation``, moving at v and w."""
+    energy = mass[i] * (vx * vx + vy * vy + vz * vz)
+    for k in range(3):
+        local = rotation[0, k] * wx + rotation[1, k] * wy + rotation[2, k] * wz
+        energy += inertia_local[i, k] * local * local
+    return 0.5 * energy
 
 
 @njit(**JIT)

@@ -75,6 +75,7 @@ class Workspace(NamedTuple):
     slot_depth: np.ndarray        # (C,) float32 signed depth per slot (overlap > 0)
     slot_push: np.ndarray         # (C,) float32 push target per slot (split impulses, correction)
     slot_bounce: np.ndarray       # (C,) normal velocity restitution asks for per slot (0: none)
+    slot_rebound: np.ndarray      # (C,) rebound speed a bounce from a gap still owes after the move (0: none)
     # solve order (see solve_order): rows, impulses and solve_* velocities are indexed by slot / solve index
     slab_bounds: np.ndarray       # (slabs - 1,) split positions along x, kept between substeps
     body_slab: np.ndarray         # (N,) int64 slab of each body
@@ -101,9 +102,9 @@ class Workspace(NamedTuple):
     push_row: np.ndarray          # (C, PUSH_WIDTH) the listed slots' terms, in push_slot's order (see contact_solver)
     push_body: np.ndarray         # (C, 2) int32 their bodies A and B in solve numbering
     body_pushed: np.ndarray       # (N,) bool per solve index: a body of a listed contact (only they get pushes)
-    counters: np.ndarray          # (7,) int64: pairs, contacts, velocity sweeps run, diverged body,
+    counters: np.ndarray          # (8,) int64: pairs, contacts, velocity sweeps run, diverged body,
                                   #   substeps completed by the call, split-impulse sweeps run,
-                                  #   position-correction sweeps run (last substep)
+                                  #   position-correction sweeps run (last substep), bouncing contacts
     phase_seconds: np.ndarray     # (N_PHASES,)
     step_stats: np.ndarray        # (2,) after the last substep: max penetration, kinetic energy
 
@@ -172,6 +173,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         contact_row=np.zeros((c, ROW_WIDTH), dtype=ROW_DTYPE), contact_response=np.zeros((c, RESPONSE_WIDTH)),
         contact_aux=np.zeros((c, AUX_WIDTH)),
         slot_depth=np.zeros(c, dtype=ROW_DTYPE), slot_push=np.zeros(c, dtype=ROW_DTYPE), slot_bounce=np.zeros(c),
+        slot_rebound=np.zeros(c),
         slab_bounds=np.full(slabs - 1, np.inf), body_slab=np.zeros(n, dtype=np.int64), solve_body=np.zeros(n, dtype=np.int64),
         solve_origin=np.zeros(n, dtype=np.int64), body_colours=np.zeros((n, 2), dtype=np.int64),
         body_colour_block=np.zeros((n, 2), dtype=np.int64), order_counts=np.zeros(order_bucket_count(slabs, c), dtype=np.int64),
@@ -185,7 +187,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         gap_slot=np.zeros(c, dtype=np.int32),
         push_count=np.zeros((2, slabs + 1), dtype=np.int64), push_row=np.zeros((c, PUSH_WIDTH)),
         push_body=np.zeros((c, 2), dtype=np.int32), body_pushed=np.zeros(n, dtype=np.bool_),
-        counters=np.zeros(7, dtype=np.int64),
+        counters=np.zeros(8, dtype=np.int64),
         phase_seconds=np.zeros(n_phases),
         step_stats=np.zeros(2),
     )

@@ -6,7 +6,8 @@
 4. contact_solve solve order (slabs, colours), prepare, warm start, sequential impulses,
                 split impulses, store
 5. ropes       (ROPE HOOK) rope internal constraints, pins, attachments, contacts
-6. integrate   positions and orientations; non-finite check
+6. integrate   positions and orientations, the rest of bounces that began from a gap;
+               non-finite check
 7. position_correction  overlaps measured again with the new poses; the ones the split
                 impulses missed by more than the slop are pushed apart in position only
 
@@ -24,8 +25,8 @@ from numba.core.errors import NumbaWarning
 
 from .broadphase import update_pairs
 from .collision import collide
-from .contact_solver import (apply_restitution, correct_positions, prepare_contacts, solve_penetration,
-                             solve_velocities, store_impulses, warm_start)
+from .contact_solver import (apply_restitution, correct_positions, finish_rebounds, prepare_contacts,
+                             solve_penetration, solve_velocities, store_impulses, warm_start)
 from .integrate import (first_non_finite_body, integrate_positions, predict_velocities, restore_velocities,
                         update_body_frames)
 from .math3d import JIT
@@ -94,11 +95,13 @@ def _body_phases(model, state, ws, settings, h, dynamic):
     assign_slabs(state.position, dynamic, slabs, ws)
     order_contacts(ws.contact_a, ws.contact_b, ws.contact_key, n_contacts, dynamic, slabs, state.cache_key,
                    state.cache_count[0], ws)
-    prepare_contacts(ws.slot_contact, ws.contact_a, ws.contact_b, ws.contact_normal, ws.contact_point, ws.contact_depth,
-                     ws.contact_row, ws.contact_response, ws.contact_aux, ws.slot_depth, ws.slot_bounce, state.position,
-                     state.linear_velocity, state.angular_velocity, model.inv_mass, ws.inv_inertia_world,
-                     model.body_material, model.static_material, model.material_friction, model.material_rolling,
-                     model.material_spinning, model.material_restitution, n_contacts, h, settings.restitution_threshold)
+    ws.counters[7] = prepare_contacts(ws.slot_contact, ws.contact_a, ws.contact_b, ws.contact_normal,
+                                      ws.contact_point, ws.contact_depth, ws.contact_row, ws.contact_response,
+                                      ws.contact_aux, ws.slot_depth, ws.slot_bounce, ws.slot_rebound, state.position,
+                                      state.linear_velocity, state.angular_velocity, model.inv_mass,
+                                      ws.inv_inertia_world, model.body_material, model.static_material,
+                                      model.material_friction, model.material_rolling, model.material_spinning,
+                                      model.material_restitution, n_contacts, h, settings.restitution_threshold)
     gather_velocities(ws.solve_origin, state.linear_velocity, state.angular_velocity, ws.solve_linear,
                       ws.solve_angular)
     warm_start(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.slot_cache, ws.contact_row, ws.contact_response,
@@ -108,8 +111,9 @@ def _body_phases(model, state, ws, settings, h, dynamic):
                                       ws.contact_response, ws.contact_aux, ws.contact_impulse,
                                       ws.contact_twist_impulse, ws.solve_linear, ws.solve_angular,
                                       settings.iterations, settings.sweep_tolerance / h, ws.sweep_change)
-    apply_restitution(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_response, ws.slot_bounce,
-                      ws.contact_impulse, ws.solve_linear, ws.solve_angular)
+    if ws.counters[7] > 0:
+        apply_restitution(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_response,
+                          ws.slot_bounce, ws.slot_rebound, ws.contact_impulse, ws.solve_linear, ws.solve_angular)
     ws.counters[5] = solve_penetration(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_row,
                                        ws.contact_response, ws.slot_depth, ws.slot_push, ws.solve_linear,
                                        ws.solve_angular, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.shape,
@@ -139,6 +143,11 @@ def _integrate_phase(model, state, ws, settings, h):
     """Phases 6 and 7. Returns OK, or DIVERGED with the body in ws.counters[3]."""
     t5 = _clock()
     integrate_positions(model, state, ws, h)
+    if ws.counters[7] > 0:
+        finish_rebounds(ws.slot_contact, ws.contact_a, ws.contact_b, ws.contact_point, ws.contact_row, ws.slot_rebound,
+                        ws.counters[1], ws.start_position, ws.rotation, state.position, state.orientation,
+                        state.linear_velocity, state.angular_velocity, model.inv_mass, model.inv_inertia_local,
+                        model.mass, model.inertia_local, ws.body_energy)
     state.time[0] += h
     bad = first_non_finite_body(state)
     t6 = _clock()
