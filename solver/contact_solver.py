@@ -180,7 +180,9 @@ def prepare_contacts(slot_contact, contact_a, contact_b, contact_normal, contact
     at 1/240 s). So during the substep it leaves (1 + e) d / h slower
     (slot_bounce), which ends it where a bounce at the moment of touching
     would, and slot_rebound keeps the full speed for finish_rebounds to give
-    after the move. Both halves are impulses, so momentum is kept.
+    after the move. Both halves are impulses, so momentum is kept. Only where
+    the bodies turn little in the substep (REBOUND_TURN); otherwise the
+    plain bounce.
 
     Returns the number of bouncing contacts (none: restitution has nothing to do).
     """
