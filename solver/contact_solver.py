@@ -691,31 +691,36 @@ def finish_rebounds(slot_contact, contact_a, contact_b, contact_point, contact_r
             quat_to_matrix(orientation[a], rotation_a)
             ax, ay, az = _carried_point(px, py, pz, start_position, start_rotation, position, rotation_a, a)
             qx, qy, qz = 0.5 * (qx + ax), 0.5 * (qy + ay), 0.5 * (qz + az)
-        rbx, rby, rbz = qx - position[b, 0], qy - position[b, 1], qz - position[b, 2]
-        cbx, cby, cbz = cross(rbx, rby, rbz, nx, ny, nz)
-        ibx, iby, ibz = inverse_inertia_times(rotation_b, inv_inertia_local, b, cbx, cby, cbz)
-        vbx, vby, vbz, wbx, wby, wbz = _body_velocity(linear_velocity, angular_velocity, b)
-        normal_speed = nx * vbx + ny * vby + nz * vbz + wbx * cbx + wby * cby + wbz * cbz
-        compliance = inv_mass[b] + cbx * ibx + cby * iby + cbz * ibz
-        cax = cay = caz = iax = iay = iaz = 0.0
+        ibx, iby, ibz, normal_speed, compliance = _point_response(b, qx, qy, qz, nx, ny, nz, position, rotation_b,
+                                                                  inv_mass, inv_inertia_local, linear_velocity,
+                                                                  angular_velocity)
+        iax = iay = iaz = 0.0
         if a >= 0:
-            rax, ray, raz = qx - position[a, 0], qy - position[a, 1], qz - position[a, 2]
-            cax, cay, caz = cross(rax, ray, raz, nx, ny, nz)
-            iax, iay, iaz = inverse_inertia_times(rotation_a, inv_inertia_local, a, cax, cay, caz)
-            vax, vay, vaz, wax, way, waz = _body_velocity(linear_velocity, angular_velocity, a)
-            normal_speed -= nx * vax + ny * vay + nz * vaz + wax * cax + way * cay + waz * caz
-            compliance += inv_mass[a] + cax * iax + cay * iay + caz * iaz
+            iax, iay, iaz, speed_a, compliance_a = _point_response(a, qx, qy, qz, nx, ny, nz, position, rotation_a,
+                                                                   inv_mass, inv_inertia_local, linear_velocity,
+                                                                   angular_velocity)
+            normal_speed -= speed_a
+            compliance += compliance_a
         if compliance <= 0.0 or normal_speed >= rebound:
             continue
         impulse = (rebound - normal_speed) / compliance
-        if inv_mass[b] > 0.0:
-            _kick(linear_velocity, angular_velocity, b, impulse * inv_mass[b], nx, ny, nz, impulse, ibx, iby, ibz)
-            vbx, vby, vbz, wbx, wby, wbz = _body_velocity(linear_velocity, angular_velocity, b)
-            body_energy[b] = kinetic_energy(mass, inertia_local, rotation_b, b, vbx, vby, vbz, wbx, wby, wbz)
-        if a >= 0 and inv_mass[a] > 0.0:
-            _kick(linear_velocity, angular_velocity, a, -impulse * inv_mass[a], nx, ny, nz, -impulse, iax, iay, iaz)
-            vax, vay, vaz, wax, way, waz = _body_velocity(linear_velocity, angular_velocity, a)
-            body_energy[a] = kinetic_energy(mass, inertia_local, rotation_a, a, vax, vay, vaz, wax, way, waz)
+        _kick(b, impulse, nx, ny, nz, ibx, iby, ibz, rotation_b, linear_velocity, angular_velocity, inv_mass, mass,
+              inertia_local, body_energy)
+        if a >= 0:
+            _kick(a, -impulse, nx, ny, nz, iax, iay, iaz, rotation_a, linear_velocity, angular_velocity, inv_mass,
+                  mass, inertia_local, body_energy)
+
+
+@njit(**JIT, inline="always")
+def _point_response(body, qx, qy, qz, nx, ny, nz, position, rotation, inv_mass, inv_inertia_local, linear_velocity,
+                    angular_velocity):
+    """For an impulse along n at the point q of a body turned by ``rotation``: I^-1 (r x n), the point's velocity
+    along n, and the body's part of the compliance, 1/m + (r x n).I^-1 (r x n)."""
+    cx, cy, cz = cross(qx - position[body, 0], qy - position[body, 1], qz - position[body, 2], nx, ny, nz)
+    ix, iy, iz = inverse_inertia_times(rotation, inv_inertia_local, body, cx, cy, cz)
+    vx, vy, vz, wx, wy, wz = _body_velocity(linear_velocity, angular_velocity, body)
+    speed = nx * vx + ny * vy + nz * vz + wx * cx + wy * cy + wz * cz
+    return ix, iy, iz, speed, inv_mass[body] + cx * ix + cy * iy + cz * iz
 
 
 @njit(**JIT, inline="always")
@@ -730,14 +735,20 @@ def _carried_point(px, py, pz, start_position, start_rotation, position, rotatio
 
 
 @njit(**JIT, inline="always")
-def _kick(linear_velocity, angular_velocity, body, dv, nx, ny, nz, impulse, ix, iy, iz):
-    """Add dv n to the body's velocity and impulse I^-1 (r x n) to its angular velocity."""
+def _kick(body, impulse, nx, ny, nz, ix, iy, iz, rotation, linear_velocity, angular_velocity, inv_mass, mass,
+          inertia_local, body_energy):
+    """Impulse along n at the point whose I^-1 (r x n) is i, on a movable body; its kinetic energy written anew."""
+    if inv_mass[body] <= 0.0:
+        return
+    dv = impulse * inv_mass[body]
     linear_velocity[body, 0] += dv * nx
     linear_velocity[body, 1] += dv * ny
     linear_velocity[body, 2] += dv * nz
     angular_velocity[body, 0] += impulse * ix
     angular_velocity[body, 1] += impulse * iy
     angular_velocity[body, 2] += impulse * iz
+    vx, vy, vz, wx, wy, wz = _body_velocity(linear_velocity, angular_velocity, body)
+    body_energy[body] = kinetic_energy(mass, inertia_local, rotation, body, vx, vy, vz, wx, wy, wz)
 
 
 @njit(**JIT_PARALLEL)
