@@ -77,26 +77,38 @@ def test_sliding_sphere_starts_rolling_at_two_sevenths(v0, friction):
     assert sim.state.linear_velocity[0, 0] == pytest.approx(5.0 * v0 / 7.0, rel=1e-3)
 
 
+def drop_ball(restitution, drop, h, seconds, friction=0.5, spin=0.0, radius=0.05):
+    """A ball of the given radius dropped from ``drop`` above a plane, spinning at ``spin`` rad/s about y.
+
+    Returns the heights of its bottom and the total energies (kinetic plus potential) after each step, and the
+    apex of the first rebound (the highest height after the lowest one of the first 0.6 s).
+    """
+    scene = solver.Scene(gravity=(0.0, 0.0, -G))
+    material = solver.Material(friction=friction, restitution=restitution)
+    scene.add_plane(material=material)
+    scene.add_ellipsoid((radius,) * 3, position=(0, 0, radius + drop), angular_velocity=(0.0, spin, 0.0),
+                        material=material)
+    sim = solver.Simulation(scene, dt=h)
+    mass = sim.model.mass[0]
+    heights, energies = [], []
+    for _ in range(int(seconds / h)):
+        sim.step()
+        heights.append(sim.state.position[0, 2] - radius)
+        energies.append(sim.stats["kinetic_energy"] + mass * G * sim.state.position[0, 2])
+    heights = np.array(heights)
+    impact = int(np.argmin(heights[: int(0.6 / h)]))
+    return heights, np.array(energies), heights[impact:].max(), sim
+
+
 @pytest.mark.parametrize("phase", [k / 6 for k in range(6)])
 def test_rebound_height_does_not_depend_on_where_in_a_substep_the_ball_lands(phase):
     # The drop is lengthened by a fraction of one substep's travel at impact, so the ball meets the floor at a
     # different moment within the substep each time. A contact still apart when it bounces must not start its
     # rebound from there: that put the apex up to (1 + e) v h too high (+2.2% here, +20% at h = 1/240 s).
-    restitution, radius = 0.3, 0.05
+    restitution = 0.3
     impact_speed = math.sqrt(2 * G * 1.0)
     drop = 1.0 + phase * impact_speed * H
-    scene = solver.Scene(gravity=(0.0, 0.0, -G))
-    material = solver.Material(friction=0.5, restitution=restitution)
-    scene.add_plane(material=material)
-    scene.add_ellipsoid((radius,) * 3, position=(0, 0, radius + drop), material=material)
-    sim = solver.Simulation(scene, dt=H)
-    heights = []
-    for _ in range(int(1.0 / H)):
-        sim.step()
-        heights.append(sim.state.position[0, 2] - radius)
-    heights = np.array(heights)
-    impact = int(np.argmin(heights[: int(0.6 / H)]))
-    apex = heights[impact:].max()
+    _, _, apex, _ = drop_ball(restitution, drop, H, seconds=1.0)
     # what is left is first order in h, each term relative to the height: the speed the rebound has at the end
     # of the substep it starts in (the approach predicted over the whole substep, and gravity over all of it:
     # at most (1 + e) g h too fast, 2 (1 + e) g h / (e v)), the semi-implicit apex (g h / (e v) low) and the
@@ -112,22 +124,8 @@ def test_a_fast_spinning_ball_rebounds_to_e_squared_h():
     # turns 0.4 rad a substep and gains about w^2 r h = 2 m/s of normal velocity, and a late half aimed at that
     # point did not lift the ball at all (apex 0). So this is the plain bounce: it may start up to one
     # substep's travel early, (1 + e) v h higher, plus the first-order terms of the test above.
-    restitution, radius, drop, h = 0.5, 0.05, 1.0, 1 / 240
-    scene = solver.Scene(gravity=(0.0, 0.0, -G))
-    material = solver.Material(friction=0.0, restitution=restitution)
-    scene.add_plane(material=material)
-    scene.add_ellipsoid((radius,) * 3, position=(0, 0, radius + drop), angular_velocity=(0.0, 100.0, 0.0),
-                        material=material)
-    sim = solver.Simulation(scene, dt=h)
-    heights, energies = [], []
-    mass = sim.model.mass[0]
-    for _ in range(int(1.2 / h)):
-        sim.step()
-        heights.append(sim.state.position[0, 2] - radius)
-        energies.append(sim.stats["kinetic_energy"] + mass * G * sim.state.position[0, 2])
-    heights = np.array(heights)
-    impact = int(np.argmin(heights[: int(0.6 / h)]))
-    apex = heights[impact:].max()
+    restitution, drop, h = 0.5, 1.0, 1 / 240
+    _, energies, apex, sim = drop_ball(restitution, drop, h, seconds=1.2, friction=0.0, spin=100.0)
     impact_speed = math.sqrt(2 * G * drop)
     v_up = restitution * impact_speed
     first_order = 2 * (1 + restitution) * G * h / v_up + G * h / v_up + 2 * G * h / impact_speed
@@ -166,23 +164,8 @@ def test_a_frictionless_bounce_loses_at_most_one_minus_e_squared_of_the_kinetic_
 
 @pytest.mark.parametrize("restitution", [0.3, 0.6, 0.9])
 def test_rebound_height_is_e_squared_h(restitution):
-    radius, drop = 0.05, 1.0
-    scene = solver.Scene(gravity=(0.0, 0.0, -G))
-    material = solver.Material(friction=0.5, restitution=restitution)
-    scene.add_plane(material=material)
-    scene.add_ellipsoid((radius,) * 3, position=(0, 0, radius + drop), material=material)
-    sim = solver.Simulation(scene, dt=H)
-    heights, energies = [], []
-    mass = sim.model.mass[0]
-    for _ in range(int(1.6 / H)):
-        sim.step()
-        z = sim.state.position[0, 2]
-        v = sim.state.linear_velocity[0]
-        heights.append(z - radius)
-        energies.append(0.5 * mass * v @ v + mass * G * z)
-    heights = np.array(heights)
-    impact = int(np.argmin(heights[: int(0.6 / H)]))
-    apex = heights[impact:].max()
+    drop = 1.0
+    _, energies, apex, _ = drop_ball(restitution, drop, H, seconds=1.6)
     # impact speed is off by at most g h (relative 2 g h / v ~ 0.2% in height); 1% covers it
     assert apex == pytest.approx(restitution ** 2 * drop, rel=1e-2)
     # total energy never rises (round-off allowance only)
