@@ -1,7 +1,7 @@
 """Vectorised quaternion helpers (w, x, y, z), pure numpy so they are testable without Blender.
 
 The solver has scalar versions of some of these, but importing anything from the solver
-imports numba, which must wait until runtime.configure_numba has pointed its cache at the
+imports numba, which must wait until runtime.get_solver has pointed its cache at the
 extension's user folder; the add-on's setup code therefore keeps its own numpy copies.
 """
 import numpy as np

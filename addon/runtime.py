@@ -1,24 +1,17 @@
-"""Loads the solver lazily, after numba has been told where to cache and which threading layer to use.
+"""Loads the solver lazily, after numba has been told where to cache.
 
 The solver imports numba when it is imported, and numba reads NUMBA_CACHE_DIR
-and its threading-layer settings at import time, so they are set here first.
-The cache lives in the extension's user directory (never beside the installed
-code, which may be read-only and is replaced on update).
-
-Threading layer: OpenMP where its runtime loads (Linux has libgomp, Windows
-the MSVC runtime's vcomp), else numba's own 'workqueue', which needs nothing;
-never TBB, because Blender ships its own TBB. A substep starts about twenty
-parallel loops, and 'workqueue' costs about a tenth of a millisecond to start
-each: a 1,000-body pile ran three times slower on it than on OpenMP (measured
-in a worker thread, as the Simulate operator runs it). GNU OpenMP does not
-survive fork(): a forked child that runs the solver is stopped with a message
-(numba's check); children that do not, and subprocesses, are unaffected.
+at import time, so it is set here first. The cache lives in the extension's
+user directory (never beside the installed code, which may be read-only and is
+replaced on update); the solver keys a folder inside it on a hash of its own
+sources and chooses numba's threading layer itself (solver/runtime.py: OpenMP
+where its runtime loads, else workqueue, never TBB, which Blender also ships).
+GNU OpenMP does not survive fork(): a forked child that runs the solver is
+stopped with a message (numba's check); children that do not, and
+subprocesses, are unaffected.
 """
 import os
-import sys
 
-THREADING_LAYER = "default"  # the first of THREADING_LAYER_PRIORITY that loads
-THREADING_LAYER_PRIORITY = ["omp", "workqueue", "tbb"]  # numba wants all three named
 _solver = None
 
 
@@ -28,6 +21,7 @@ def extension_package():
 
 
 def numba_cache_dir():
+    """The root of the extension's numba caches (the solver adds a folder per version of its sources)."""
     import bpy
 
     try:
@@ -40,23 +34,10 @@ def numba_cache_dir():
     return path
 
 
-def configure_numba():
-    cache = numba_cache_dir()
-    os.environ["NUMBA_CACHE_DIR"] = cache
-    os.environ["NUMBA_THREADING_LAYER"] = THREADING_LAYER
-    os.environ["NUMBA_THREADING_LAYER_PRIORITY"] = " ".join(THREADING_LAYER_PRIORITY)
-    numba = sys.modules.get("numba")
-    if numba is not None:  # already imported by something else: set its live config too
-        numba.config.CACHE_DIR = cache
-        numba.config.THREADING_LAYER = THREADING_LAYER
-        numba.config.THREADING_LAYER_PRIORITY = list(THREADING_LAYER_PRIORITY)
-    return cache
-
-
 def get_solver():
     global _solver
     if _solver is None:
-        configure_numba()
+        os.environ["NUMBA_CACHE_DIR"] = numba_cache_dir()
         from .. import solver
 
         _solver = solver

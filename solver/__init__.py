@@ -7,9 +7,13 @@
     sim = solver.Simulation(scene, dt=1 / 240)
     recording = sim.run(frames=48, fps=24, substeps=10)
 """
-from .recording import Recording
-from .scene import Material, Scene
-from .simulation import Simulation, SimulationCancelled, SimulationDiverged, State
+from . import runtime
+
+runtime.configure()  # numba's cache folder and threading layer, before any kernel module is imported
+
+from .recording import Recording  # noqa: E402
+from .scene import Material, Scene  # noqa: E402
+from .simulation import Simulation, SimulationCancelled, SimulationDiverged, State  # noqa: E402
 
 __all__ = ["Material", "Recording", "Scene", "Simulation", "SimulationCancelled", "SimulationDiverged", "State"]
 __version__ = "0.1.0"

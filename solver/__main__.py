@@ -37,6 +37,8 @@ def main(argv=None) -> int:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
 
+    import numba
+
     from . import Scene, Simulation, SimulationDiverged
 
     try:
@@ -59,7 +61,8 @@ def main(argv=None) -> int:
         return 3
     recording.save(args.output)
     elapsed = time.perf_counter() - start
-    print(f"wrote {args.output}: {recording.frames} frames, {len(recording.body_names)} bodies in {elapsed:.1f} s")
+    print(f"wrote {args.output}: {recording.frames} frames, {len(recording.body_names)} bodies in {elapsed:.1f} s "
+          f"(threading layer {sim.stats['threading_layer']}, {numba.get_num_threads()} threads)")
     return 0
 
 

@@ -12,6 +12,7 @@ from .integrate import body_kinetic_energies, update_body_frames
 from .math3d import PARALLEL_CHUNKS
 from .model import build_model
 from .recording import Recording
+from .runtime import threading_layer
 from .rope import build_ropes, copy_rope_state, rope_nodes, rope_segments
 from .state import BodyState, copy_body_state, grow_cache, new_body_state, new_workspace
 from .step import (CONTACT_OVERFLOW, DIVERGED, OK, PAIR_OVERFLOW, PHASES, Settings, record_step_statistics,
@@ -260,6 +261,7 @@ class Simulation:
             "kinetic_energy": float(ws.step_stats[1]),
             "phase_seconds": {name: float(ws.phase_seconds[k]) for k, name in enumerate(PHASES)},
             "substeps": substeps,
+            "threading_layer": threading_layer(),  # numba's: 'omp', 'workqueue' or 'tbb' (solver/runtime.py)
         }
 
     def _record(self, recording: Recording, frame: int) -> None:

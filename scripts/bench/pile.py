@@ -244,7 +244,7 @@ def _numba_threading_layer():
     try:
         import numba
 
-        return dict(threads=numba.get_num_threads(), layer=numba.config.THREADING_LAYER)
+        return dict(threads=numba.get_num_threads(), layer=numba.threading_layer())
     except Exception:  # noqa: BLE001 - informational only
         return None
 

@@ -47,6 +47,7 @@ def blender_env(user_dir):
     env["HOME"] = str(user_dir / "home")
     env["BLENDER_USER_RESOURCES"] = str(user_dir / "resources")
     env.pop("NUMBA_CACHE_DIR", None)  # the add-on chooses its own cache folder
+    env.pop("NUMBA_THREADING_LAYER_PRIORITY", None)  # set by the solver imported here; the add-on chooses again
     return env
 
 

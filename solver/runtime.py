@@ -1,0 +1,105 @@
+"""Numba's settings for the solver, made once, before any kernel is compiled or launched.
+
+Imported first by ``solver/__init__.py``, so the standalone solver (Python API,
+``python -m solver``, tests, benchmarks) and the Blender add-on get the same two
+settings:
+
+Threading layer. Unless the user chose one (``NUMBA_THREADING_LAYER``,
+``NUMBA_THREADING_LAYER_PRIORITY`` or numba's config file), the solver asks for
+OpenMP where its runtime loads and numba's own ``workqueue`` otherwise, never
+TBB. Numba's default prefers TBB wherever a TBB runtime is installed (Debian's
+libtbb12 comes with many packages; conda and oneAPI ship one), and with some
+TBB versions a step grows slower the longer a run goes (docs/numba.md). Inside
+Blender, which bundles its own TBB, the same rule holds.
+
+Cache folder. numba keys a cached function on its own file's time stamp only,
+so a cached caller keeps running a changed callee from another file. The cache
+therefore lives in a folder named by a hash of every solver source file: any
+edit to the solver compiles everything afresh, and an unchanged solver (an
+extension update that changed only the add-on, a second checkout of the same
+code) reuses it. The root is ``NUMBA_CACHE_DIR`` if set (the add-on sets its
+user folder), else the user's cache folder.
+"""
+import hashlib
+import os
+import sys
+import warnings
+
+THREADING_LAYER_PRIORITY = ("omp", "workqueue", "tbb")  # numba wants all three named, in order of preference
+SOURCE_ROOT = os.path.dirname(os.path.abspath(__file__))
+_USER_LAYER_VARIABLES = ("NUMBA_THREADING_LAYER", "NUMBA_THREADING_LAYER_PRIORITY")
+
+
+def source_hash(root: str = SOURCE_ROOT) -> str:
+    """First 16 hex digits of a SHA-256 over every ``*.py`` under root (relative path and content)."""
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                digest.update(os.path.relpath(path, root).replace(os.sep, "/").encode())
+                digest.update(b"\0")
+                with open(path, "rb") as handle:
+                    digest.update(handle.read())
+                digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+def default_cache_root() -> str:
+    """Where the solver's numba caches go when NUMBA_CACHE_DIR is not set: the user's cache folder."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or base
+    elif sys.platform == "darwin":
+        base = os.path.join(os.path.expanduser("~"), "Library", "Caches")
+    return os.path.join(base, "quadric_dynamics", "numba")
+
+
+def cache_dir(key: str) -> str:
+    """The cache folder for solver sources with hash ``key``: ``<root>/<key>`` (a root already so keyed stays)."""
+    root = os.environ.get("NUMBA_CACHE_DIR") or default_cache_root()
+    root = os.path.normpath(root)
+    return root if os.path.basename(root) == key else os.path.join(root, key)
+
+
+def layer_chosen_by_user(config) -> bool:
+    """True if the environment or numba's config file names a threading layer or an order of them."""
+    if any(name in os.environ for name in _USER_LAYER_VARIABLES):
+        return True
+    return (str(config.THREADING_LAYER).lower() != "default"
+            or tuple(config.THREADING_LAYER_PRIORITY) != ("tbb", "omp", "workqueue"))
+
+
+def configure() -> None:
+    """Point numba's cache at the hashed folder and choose the threading layer (see the module docstring).
+
+    Written to both the environment and numba's live config: numba re-reads its
+    config from the environment whenever a NUMBA_ variable changes, and child
+    processes inherit the same choice.
+    """
+    path = cache_dir(source_hash())
+    os.environ["NUMBA_CACHE_DIR"] = path
+    from numba.core import config
+
+    config.CACHE_DIR = path
+    if layer_chosen_by_user(config):
+        return
+    if threading_layer() != "not started":  # another library already started numba's threads: too late
+        if threading_layer() == "tbb":
+            warnings.warn("numba's TBB threading layer was started before the solver was imported; the "
+                          "solver may run slowly. Import solver first or set NUMBA_THREADING_LAYER=omp.")
+        return
+    os.environ["NUMBA_THREADING_LAYER_PRIORITY"] = " ".join(THREADING_LAYER_PRIORITY)
+    config.THREADING_LAYER = "default"
+    config.THREADING_LAYER_PRIORITY = list(THREADING_LAYER_PRIORITY)
+
+
+def threading_layer() -> str:
+    """The threading layer numba runs the parallel kernels on, or 'not started' before the first one."""
+    import numba
+
+    try:
+        return numba.threading_layer()
+    except ValueError:  # numba starts its threads at the first parallel launch
+        return "not started"

@@ -1,0 +1,118 @@
+"""numba's settings chosen by solver/runtime.py: the threading layer and the source-keyed cache folder.
+
+Each case runs a fresh interpreter, since numba fixes both settings once per process.
+"""
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# a fresh process: import solver, step a one-body scene (parallel kernels run), print the layer it reports
+STEP_ONE_BODY = textwrap.dedent("""
+    import json, solver
+    scene = solver.Scene()
+    scene.add_plane()
+    scene.add_ellipsoid((0.05, 0.05, 0.05), position=(0, 0, 0.2))
+    sim = solver.Simulation(scene)
+    sim.step(2)
+    print(json.dumps(sim.stats["threading_layer"]))
+""")
+
+# a fresh process that never imports solver: numba's own choice
+NUMBA_DEFAULT = textwrap.dedent("""
+    import json, numba, numpy as np
+    @numba.njit(parallel=True)
+    def add_one(a):
+        for i in numba.prange(a.size):
+            a[i] += 1.0
+    add_one(np.zeros(4))
+    print(json.dumps(numba.threading_layer()))
+""")
+
+
+def _tbb_library_dir():
+    """Folder of the PyPI tbb wheel's libtbb.so.12 (a development requirement), so TBB loads on any machine."""
+    for file in importlib.metadata.files("tbb") or ():
+        if file.name == "libtbb.so.12":
+            return str(Path(file.locate()).resolve().parent)
+    pytest.fail("the tbb wheel from requirements-dev.txt has no libtbb.so.12")
+
+
+def _env_with_tbb(**variables):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [_tbb_library_dir(), env.get("LD_LIBRARY_PATH")]))
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(variables)
+    return env
+
+
+def _run_json(script, env, cwd=ROOT):
+    result = subprocess.run([sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
+                            timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="LD_LIBRARY_PATH makes the tbb wheel load on Linux")
+def test_solver_never_picks_tbb_where_a_tbb_runtime_loads():
+    env = _env_with_tbb()
+    assert _run_json(NUMBA_DEFAULT, env) == "tbb"  # numba's own default in this environment: the case to avoid
+    assert _run_json(STEP_ONE_BODY, env) in ("omp", "workqueue")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="LD_LIBRARY_PATH makes the tbb wheel load on Linux")
+@pytest.mark.parametrize("layer", ["workqueue", "tbb"])
+def test_a_threading_layer_the_user_sets_is_respected(layer):
+    assert _run_json(STEP_ONE_BODY, _env_with_tbb(NUMBA_THREADING_LAYER=layer)) == layer
+
+
+def test_cli_reports_the_threading_layer(tmp_path):
+    import solver
+
+    scene = solver.Scene()
+    scene.add_plane()
+    scene.add_ellipsoid((0.05, 0.05, 0.05), position=(0, 0, 0.2))
+    scene.save(tmp_path / "scene.json")
+    result = subprocess.run([sys.executable, "-m", "solver", "run", str(tmp_path / "scene.json"), "-o",
+                             str(tmp_path / "rec.npz"), "--frames", "2", "--quiet"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"\(threading layer (omp|workqueue), \d+ threads\)", result.stdout), result.stdout
+
+
+CALLEE = "from numba import njit\n\n\n@njit(cache=True)\ndef value():\n    return {}\n"
+CALLER = "from numba import njit\n\nfrom .callee import value\n\n\n@njit(cache=True)\ndef twice():\n    return 2.0 * value()\n"
+
+
+def _toy_package(folder, keyed):
+    """A package laid out like the solver: runtime.py (the solver's own) and a cached kernel calling another file's."""
+    package = folder / "toy"
+    package.mkdir(parents=True)
+    shutil.copy(ROOT / "solver" / "runtime.py", package / "runtime.py")
+    (package / "__init__.py").write_text("from . import runtime\n\nruntime.configure()\n" if keyed else "")
+    (package / "callee.py").write_text(CALLEE.format("1.0"))
+    (package / "caller.py").write_text(CALLER)
+    return package
+
+
+@pytest.mark.parametrize("keyed", [True, False], ids=["source-keyed cache", "numba's own cache"])
+def test_editing_a_callee_changes_its_cached_callers_on_the_next_run(tmp_path, keyed):
+    package = _toy_package(tmp_path, keyed)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")  # the keyed cache's root; numba's own uses __pycache__
+    script = "import json; from toy.caller import twice; print(json.dumps(twice()))"
+    assert _run_json(script, env, cwd=tmp_path) == 2.0
+    (package / "callee.py").write_text(CALLEE.format("5.0"))
+    if keyed:  # the fix: a new source hash means a new cache folder, so the caller is compiled again
+        assert _run_json(script, env, cwd=tmp_path) == 10.0
+    else:  # numba's trap: the caller's cache entry checks only the caller's own file and stays stale
+        assert _run_json(script, env, cwd=tmp_path) == 2.0
