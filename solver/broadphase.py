@@ -13,7 +13,7 @@ the skin since the build; a settled pile rebuilds rarely.
 import numpy as np
 from numba import njit, prange
 
-from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
+from .math3d import JIT, JIT_PARALLEL
 
 # Row-major cell numbering, wrapped into the table: neighbouring cells along x share a cache line of
 # bucket_start and their bodies lie next to each other in bucket order (with the XOR-of-primes hash of
@@ -196,15 +196,20 @@ def find_pairs(position, half_extent, dynamic, bucket_start, bucket_body, bucket
     each body's cell key and box are copied in bucket order so the search reads
     them contiguously. The bodies are searched in ``chunks`` parallel chunks,
     each writing into its own share of the buffers; the shares are then packed.
-    Returns the number of pairs, or -1 if a share (and so possibly the buffer)
-    is too small.
+    One chunk is searched in the calling thread (no parallel launch). The
+    pairs and their order do not depend on ``chunks``. Returns the number of
+    pairs, or -1 if a share (and so possibly the buffer) is too small.
     """
     n = position.shape[0]
     cell_size = _fill_grid(position, half_extent, bucket_start, bucket_body, bucket_key, bucket_box, bucket_fill)
     chunks = max(1, min(chunks, n))
     chunk_end = np.empty(chunks, dtype=np.int64)
-    _pairs_in_chunks(position, half_extent, dynamic, bucket_start, bucket_body, bucket_key, bucket_box, cell_size,
-                     pair_a, pair_b, chunk_end)
+    if chunks == 1:
+        chunk_end[0] = _pairs_of_bodies(0, n, position, half_extent, dynamic, bucket_start, bucket_body, bucket_key,
+                                        bucket_box, cell_size, pair_a, pair_b, 0, pair_a.shape[0])
+    else:
+        _pairs_in_chunks(position, half_extent, dynamic, bucket_start, bucket_body, bucket_key, bucket_box,
+                         cell_size, pair_a, pair_b, chunk_end)
     # pack the shares: chunks hold consecutive bodies, so the packed list stays sorted;
     # every share moves left (or stays), so a forward copy never overwrites unread pairs
     capacity = pair_a.shape[0]
@@ -224,7 +229,7 @@ PARTNERS_PER_MOVED_BODY = 64  # room for partners found per moved body before a 
 
 
 @njit(**JIT)
-def update_pairs(position, half_extent, dynamic, skin, ws):
+def update_pairs(position, half_extent, dynamic, skin, ws, chunks):
     """Candidate pairs for this substep in ws.pair_a/pair_b: the last list, updated where bodies moved.
 
     The list holds every pair whose *built* boxes overlap: each body's box
@@ -238,6 +243,7 @@ def update_pairs(position, half_extent, dynamic, skin, ws):
     moving, and rebuilding the whole list for them (about 76 ms for 100,000
     bodies, in 6 of 16 substeps of a pile at 1.5 s) was a third of its broad
     phase.
+    A full rebuild searches the bodies in ``chunks`` parallel chunks (see find_pairs).
     Returns the number of pairs, or -1 if the pair buffers are too small.
     """
     origin = ws.pair_origin
@@ -282,7 +288,7 @@ def update_pairs(position, half_extent, dynamic, skin, ws):
         for k in range(3):
             old_witness[p, k] = ws.pair_witness[p, k]
     count = find_pairs(position, built, dynamic, ws.bucket_start, ws.bucket_body, ws.bucket_key, ws.bucket_box,
-                       ws.bucket_fill, ws.pair_a, ws.pair_b, PARALLEL_CHUNKS)
+                       ws.bucket_fill, ws.pair_a, ws.pair_b, chunks)
     if count >= 0:
         _carry_witnesses(old_key, old_witness, ws.pair_a, ws.pair_b, ws.pair_witness, count, n)
     ws.pair_list[0] = count

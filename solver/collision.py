@@ -225,7 +225,7 @@ def _collide_pair_range(model, state, ws, start, end):
 
 @njit(**JIT_PARALLEL)
 def _collide_pairs(model, state, ws, n_pairs):
-    """All body pairs, in parallel chunks (each pair's result has its own slot)."""
+    """All body pairs, in parallel chunks (each pair's result has its own slot, so chunking changes nothing)."""
     chunks = min(n_pairs, PARALLEL_CHUNKS)
     for chunk in prange(chunks):
         _collide_pair_range(model, state, ws, chunk * n_pairs // chunks, (chunk + 1) * n_pairs // chunks)
@@ -312,19 +312,28 @@ def _emit_in_chunks(model, state, ws, n_pairs, chunk_end):
 
 
 @njit(**JIT)
-def collide(model, state, ws, n_pairs):
+def collide(model, state, ws, n_pairs, serial):
     """Write contacts for all candidate pairs and static colliders. Returns count, or -1 on overflow.
 
     Pairs are collided in parallel chunks of pairs; then chunks of bodies write
     their contacts (pairs, then static colliders) in parallel into their own
     shares of the buffers, which are packed into one list in key order. A share
     that runs out reports an overflow, and the caller grows the buffers.
+    With ``serial`` both run in the calling thread, as one chunk each: the
+    same contacts in the same order.
     """
-    _collide_pairs(model, state, ws, n_pairs)
     n = model.n_bodies
-    chunks = max(1, min(PARALLEL_CHUNKS, n))
+    if serial:
+        _collide_pair_range(model, state, ws, 0, n_pairs)
+        chunks = 1
+    else:
+        _collide_pairs(model, state, ws, n_pairs)
+        chunks = max(1, min(PARALLEL_CHUNKS, n))
     chunk_end = np.empty(chunks, dtype=np.int64)
-    _emit_in_chunks(model, state, ws, n_pairs, chunk_end)
+    if serial:
+        chunk_end[0] = _emit_body_range(model, state, ws, n_pairs, 0, n, 0, ws.contact_key.shape[0])
+    else:
+        _emit_in_chunks(model, state, ws, n_pairs, chunk_end)
     # pack the shares: each moves left (or stays), so a forward copy never overwrites unread contacts
     capacity = ws.contact_key.shape[0]
     count = 0

@@ -26,13 +26,17 @@ def _norm3(x, y, z):
 
 
 @njit(**JIT_PARALLEL)
-def update_body_frames(model, state, ws, margin, h):
+def update_body_frames(model, state, ws, margin, h, serial):
     """Rotation, shape matrix, world inverse inertia, reach and AABB of every body (parallel chunks).
 
     The reach is the margin plus how far the body's surface can move in h
-    (linear speed plus angular speed times its largest semi-axis).
+    (linear speed plus angular speed times its largest semi-axis). With
+    ``serial``, all in the calling thread.
     """
     n = model.n_bodies
+    if serial:
+        _body_frames_range(model, state, ws, margin, h, 0, n)
+        return
     chunks = min(n, PARALLEL_CHUNKS)
     for k in prange(chunks):
         _body_frames_range(model, state, ws, margin, h, k * n // chunks, (k + 1) * n // chunks)
@@ -152,12 +156,16 @@ def restore_velocities(state, start_linear, start_angular):
 
 
 @njit(**JIT_PARALLEL)
-def integrate_positions(model, state, ws, h):
+def integrate_positions(model, state, ws, h, serial):
     """Move bodies by real plus split-impulse velocities; rotate conserving angular momentum.
 
-    Bodies are independent: parallel chunks, each with its own scratch matrices.
+    Bodies are independent: parallel chunks, each with its own scratch matrices
+    (with ``serial``, one chunk in the calling thread).
     """
     n = model.n_bodies
+    if serial:
+        _integrate_range(model, state, ws, h, 0, n)
+        return
     chunks = min(n, PARALLEL_CHUNKS)
     for k in prange(chunks):
         _integrate_range(model, state, ws, h, k * n // chunks, (k + 1) * n // chunks)

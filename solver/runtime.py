@@ -18,16 +18,24 @@ therefore lives in a folder named by a hash of every solver source file: any
 edit to the solver compiles everything afresh, and an unchanged solver (an
 extension update that changed only the add-on, a second checkout of the same
 code) reuses it. The root is ``NUMBA_CACHE_DIR`` if set (the add-on sets its
-user folder), else the user's cache folder.
+user folder), else the user's cache folder. Folders of other source versions
+left unused for two weeks are removed.
 """
+from __future__ import annotations
+
 import hashlib
 import os
+import re
+import shutil
 import sys
+import time
 import warnings
 
 THREADING_LAYER_PRIORITY = ("omp", "workqueue", "tbb")  # numba wants all three named, in order of preference
 SOURCE_ROOT = os.path.dirname(os.path.abspath(__file__))
 _USER_LAYER_VARIABLES = ("NUMBA_THREADING_LAYER", "NUMBA_THREADING_LAYER_PRIORITY")
+STALE_CACHE_SECONDS = 14 * 24 * 3600  # caches of other source versions unused this long are removed
+_KEY = re.compile(r"[0-9a-f]{16}")
 
 
 def source_hash(root: str = SOURCE_ROOT) -> str:
@@ -63,6 +71,22 @@ def cache_dir(key: str) -> str:
     return root if os.path.basename(root) == key else os.path.join(root, key)
 
 
+def prune_stale_caches(path: str, now: float | None = None) -> None:
+    """Mark ``path`` (a keyed cache folder) as used now; remove its siblings for other sources unused for long.
+
+    Every edit of the solver makes a new folder of about 20 MB; without this a
+    developer's cache would only grow.
+    """
+    now = time.time() if now is None else now
+    os.makedirs(path, exist_ok=True)
+    os.utime(path, (now, now))
+    root = os.path.dirname(path)
+    for name in os.listdir(root):
+        other = os.path.join(root, name)
+        if other != path and _KEY.fullmatch(name) and os.path.getmtime(other) < now - STALE_CACHE_SECONDS:
+            shutil.rmtree(other, ignore_errors=True)
+
+
 def layer_chosen_by_user(config) -> bool:
     """True if the environment or numba's config file names a threading layer or an order of them."""
     if any(name in os.environ for name in _USER_LAYER_VARIABLES):
@@ -79,6 +103,10 @@ def configure() -> None:
     processes inherit the same choice.
     """
     path = cache_dir(source_hash())
+    try:
+        prune_stale_caches(path)
+    except OSError:  # a read-only or shared cache root: numba reports what it cannot write
+        pass
     os.environ["NUMBA_CACHE_DIR"] = path
     from numba.core import config
 

@@ -11,6 +11,7 @@ from .collision import collide
 from .integrate import body_kinetic_energies, update_body_frames
 from .math3d import PARALLEL_CHUNKS
 from .model import build_model
+from .parallel import launch_seconds, serial_below_for
 from .recording import Recording
 from .runtime import threading_layer
 from .rope import build_ropes, copy_rope_state, rope_nodes, rope_segments
@@ -24,6 +25,15 @@ from .step import (CONTACT_OVERFLOW, DIVERGED, OK, PAIR_OVERFLOW, PHASES, Settin
 # different threads take turns.
 _KERNEL_LOCK = threading.Lock()
 MAX_DEFAULT_THREADS = 8  # more slabs put more contacts in the serial boundary class
+_LAUNCH_SECONDS = []  # measured once per process (the threading layer cannot change once started)
+
+
+def default_serial_below() -> int:
+    """Loops below this many items run in the calling thread: from the launch cost and numba's thread count."""
+    if not _LAUNCH_SECONDS:
+        with _KERNEL_LOCK:
+            _LAUNCH_SECONDS.append(launch_seconds())
+    return serial_below_for(_LAUNCH_SECONDS[0], numba.get_num_threads())
 
 
 class SimulationCancelled(RuntimeError):
@@ -113,12 +123,16 @@ class Simulation:
         test as the others).
     overlap_tolerance: initial overlaps deeper than this fraction of the smaller
         body's smallest semi-axis raise ValueError; None disables the check.
+    serial_below: a parallel loop over fewer bodies or contacts than this runs
+        in the calling thread instead (default: from the measured cost of one
+        launch on numba's threading layer, see solver/parallel.py). It changes
+        the speed only, never the result.
     """
 
     def __init__(self, scene, dt=1.0 / 240.0, iterations=8, position_iterations=6, margin=None, pair_skin=None,
                  baumgarte=0.3, slop=None, restitution_threshold=0.2, linear_damping=0.0, angular_damping=0.0,
                  overlap_tolerance=0.05, threads=None, sweep_tolerance=None, position_correction=True,
-                 correction_iterations=64):
+                 correction_iterations=64, serial_below=None):
         if not (np.isfinite(dt) and dt > 0):
             raise ValueError(f"Simulation: dt must be positive, got {dt!r}")
         if int(iterations) < 1:
@@ -142,13 +156,17 @@ class Simulation:
         threads = min(numba.get_num_threads(), MAX_DEFAULT_THREADS) if threads is None else threads
         if int(threads) != threads or threads < 1:
             raise ValueError(f"Simulation: threads must be a positive integer, got {threads!r}")
+        if serial_below is None:
+            serial_below = default_serial_below()
+        if int(serial_below) != serial_below or serial_below < 0:
+            raise ValueError(f"Simulation: serial_below must be an integer >= 0, got {serial_below!r}")
         self.settings = Settings(
             iterations=int(iterations), position_iterations=int(position_iterations), margin=margin,
             pair_skin=pair_skin, baumgarte=float(baumgarte), slop=slop,
             restitution_threshold=float(restitution_threshold),
             linear_damping=float(linear_damping), angular_damping=float(angular_damping), threads=int(threads),
             sweep_tolerance=sweep_tolerance, position_correction=bool(position_correction),
-            correction_iterations=int(correction_iterations))
+            correction_iterations=int(correction_iterations), serial_below=int(serial_below))
         self._contact_capacity = max(64, 8 * n)
         self._pair_capacity = max(64, 16 * n)
         self._bodies = new_body_state(scene.bodies, self._contact_capacity)
@@ -262,6 +280,7 @@ class Simulation:
             "phase_seconds": {name: float(ws.phase_seconds[k]) for k, name in enumerate(PHASES)},
             "substeps": substeps,
             "threading_layer": threading_layer(),  # numba's: 'omp', 'workqueue' or 'tbb' (solver/runtime.py)
+            "launch_seconds": _LAUNCH_SECONDS[0] if _LAUNCH_SECONDS else None,  # one parallel launch, measured
         }
 
     def _record(self, recording: Recording, frame: int) -> None:
@@ -282,20 +301,22 @@ class Simulation:
     def _check_initial_overlaps(self, tolerance: float) -> None:
         """Raise ValueError naming the first pair that starts overlapping beyond tolerance."""
         model, ws = self.model, self._ws
-        update_body_frames(model, self._bodies, ws, 0.0, 0.0)
+        serial = model.n_bodies < self.settings.serial_below
+        update_body_frames(model, self._bodies, ws, 0.0, 0.0, serial)
         while True:
             with _KERNEL_LOCK:
                 n_pairs = find_pairs(self._bodies.position, ws.half_extent, model.inv_mass >= 0.0,
                                      ws.bucket_start, ws.bucket_body, ws.bucket_key, ws.bucket_box, ws.bucket_fill,
-                                     ws.pair_a, ws.pair_b, PARALLEL_CHUNKS)
-                count = collide(model, self._bodies, ws, n_pairs) if n_pairs >= 0 else -1
+                                     ws.pair_a, ws.pair_b, 1 if serial else PARALLEL_CHUNKS)
+                count = (collide(model, self._bodies, ws, n_pairs, n_pairs < self.settings.serial_below)
+                         if n_pairs >= 0 else -1)
             if count >= 0:
                 break
             self._pair_capacity *= 2
             self._contact_capacity *= 2
             self._ws = ws = self._new_workspace()
             self._bodies = grow_cache(self._bodies, self._contact_capacity)
-            update_body_frames(model, self._bodies, ws, 0.0, 0.0)
+            update_body_frames(model, self._bodies, ws, 0.0, 0.0, serial)
         n_planes = len(self.scene.planes)
         n_walls = 5 * len(self.scene.boxes)
         for c in range(count):

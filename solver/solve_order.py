@@ -119,7 +119,7 @@ def order_bucket_count(slabs, contact_capacity):
 
 
 @njit(**JIT_PARALLEL)
-def order_contacts(contact_a, contact_b, contact_key, n_contacts, dynamic, slabs, cache_key, cache_count, ws):
+def order_contacts(contact_a, contact_b, contact_key, n_contacts, dynamic, slabs, cache_key, cache_count, ws, serial):
     """Slot of every contact: grouped by class (slabs, then boundary), in blocks, colour order inside a block.
 
     Also writes per slot the solve indices of both bodies (statics keep their
@@ -129,30 +129,42 @@ def order_contacts(contact_a, contact_b, contact_key, n_contacts, dynamic, slabs
     The classes touch disjoint colour state (a slab's bodies; the boundary
     keeps its own column) and disjoint counters, so the slabs are coloured and
     placed in parallel and the boundary after them; the result does not depend
-    on the thread count.
+    on the thread count, nor on ``serial`` (all in the calling thread).
     """
     n_classes = slabs + 1
     blocks = n_contacts // BLOCK + 1  # per class, at most
     bucket = ws.contact_slot  # holds each contact's bucket until the slots are known
     counts = ws.order_counts
     _clear_order(ws.body_colour_block, counts, n_classes * blocks * COLOURS + 1)
-    chunks = min(n_contacts, PARALLEL_CHUNKS)
-    for k in prange(chunks):
-        _classify_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, contact_a, contact_b, dynamic,
-                        slabs, ws.body_slab, ws.contact_class)
-    for k in prange(slabs):
-        _colour_class(k, slabs, blocks, n_contacts, contact_a, contact_b, dynamic, ws.contact_class,
-                      ws.body_colours, ws.body_colour_block, bucket, counts)
+    if serial:
+        _classify_range(0, n_contacts, contact_a, contact_b, dynamic, slabs, ws.body_slab, ws.contact_class)
+        for k in range(slabs):
+            _colour_class(k, slabs, blocks, n_contacts, contact_a, contact_b, dynamic, ws.contact_class,
+                          ws.body_colours, ws.body_colour_block, bucket, counts)
+    else:
+        chunks = min(n_contacts, PARALLEL_CHUNKS)
+        for k in prange(chunks):
+            _classify_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, contact_a, contact_b, dynamic,
+                            slabs, ws.body_slab, ws.contact_class)
+        for k in prange(slabs):
+            _colour_class(k, slabs, blocks, n_contacts, contact_a, contact_b, dynamic, ws.contact_class,
+                          ws.body_colours, ws.body_colour_block, bucket, counts)
     _colour_class(slabs, slabs, blocks, n_contacts, contact_a, contact_b, dynamic, ws.contact_class,
                   ws.body_colours, ws.body_colour_block, bucket, counts)
     for k in range(n_classes * blocks * COLOURS):
         counts[k + 1] += counts[k]
     for k in range(n_classes + 1):
         ws.slab_start[k] = counts[k * blocks * COLOURS]
-    for k in prange(slabs):
-        _place_class(k, n_contacts, contact_a, contact_b, contact_key, cache_key, cache_count, ws.contact_class,
-                     ws.solve_body, bucket, counts, ws.contact_slot, ws.slot_contact, ws.slot_a, ws.slot_b,
-                     ws.slot_cache)
+    if serial:
+        for k in range(slabs):
+            _place_class(k, n_contacts, contact_a, contact_b, contact_key, cache_key, cache_count, ws.contact_class,
+                         ws.solve_body, bucket, counts, ws.contact_slot, ws.slot_contact, ws.slot_a, ws.slot_b,
+                         ws.slot_cache)
+    else:
+        for k in prange(slabs):
+            _place_class(k, n_contacts, contact_a, contact_b, contact_key, cache_key, cache_count, ws.contact_class,
+                         ws.solve_body, bucket, counts, ws.contact_slot, ws.slot_contact, ws.slot_a, ws.slot_b,
+                         ws.slot_cache)
     _place_class(slabs, n_contacts, contact_a, contact_b, contact_key, cache_key, cache_count, ws.contact_class,
                  ws.solve_body, bucket, counts, ws.contact_slot, ws.slot_contact, ws.slot_a, ws.slot_b,
                  ws.slot_cache)

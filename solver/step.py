@@ -29,7 +29,7 @@ from .contact_solver import (apply_restitution, correct_positions, finish_reboun
                              solve_penetration, solve_velocities, store_impulses, warm_start)
 from .integrate import (first_non_finite_body, integrate_positions, predict_velocities, restore_velocities,
                         update_body_frames)
-from .math3d import JIT
+from .math3d import JIT, PARALLEL_CHUNKS
 from .rope_contacts import rope_collide
 from .rope_kernels import first_non_finite_rope, rope_substep
 from .solve_order import assign_slabs, gather_velocities, order_contacts, scatter_velocities
@@ -58,6 +58,7 @@ class Settings(NamedTuple):
     sweep_tolerance: float    # velocity sweeps stop once none moves a body this far more in a substep (m)
     position_correction: bool  # phase 7 on or off
     correction_iterations: int  # its sweeps, at most
+    serial_below: int         # a parallel loop over fewer bodies or contacts runs in the calling thread (parallel.py)
 
 
 @njit(cache=True, nogil=True)
@@ -76,58 +77,63 @@ def _body_phases(model, state, ws, settings, h, dynamic):
     the substep and the caller can grow the buffers and carry on from there.
     """
     times = ws.phase_seconds
+    serial = model.n_bodies < settings.serial_below
     t0 = _clock()
     predict_velocities(model, state, h, settings.linear_damping, settings.angular_damping, ws.start_linear,
                        ws.start_angular)
-    update_body_frames(model, state, ws, settings.margin, h)
+    update_body_frames(model, state, ws, settings.margin, h, serial)
     t1 = _clock()
-    n_pairs = update_pairs(state.position, ws.half_extent, dynamic, settings.pair_skin, ws)
+    n_pairs = update_pairs(state.position, ws.half_extent, dynamic, settings.pair_skin, ws,
+                           1 if serial else PARALLEL_CHUNKS)
     if n_pairs < 0:
         restore_velocities(state, ws.start_linear, ws.start_angular)
         return PAIR_OVERFLOW
     t2 = _clock()
-    n_contacts = collide(model, state, ws, n_pairs)
+    n_contacts = collide(model, state, ws, n_pairs, n_pairs < settings.serial_below)
     if n_contacts < 0:
         restore_velocities(state, ws.start_linear, ws.start_angular)
         return CONTACT_OVERFLOW
     t3 = _clock()
+    serial = n_contacts < settings.serial_below
     slabs = settings.threads
     assign_slabs(state.position, dynamic, slabs, ws)
     order_contacts(ws.contact_a, ws.contact_b, ws.contact_key, n_contacts, dynamic, slabs, state.cache_key,
-                   state.cache_count[0], ws)
+                   state.cache_count[0], ws, serial)
     ws.counters[7] = prepare_contacts(ws.slot_contact, ws.contact_a, ws.contact_b, ws.contact_normal,
                                       ws.contact_point, ws.contact_depth, ws.contact_row, ws.contact_response,
                                       ws.contact_aux, ws.slot_depth, ws.slot_bounce, ws.slot_rebound, state.position,
                                       state.linear_velocity, state.angular_velocity, model.inv_mass,
                                       ws.inv_inertia_world, model.body_material, model.static_material,
                                       model.material_friction, model.material_rolling, model.material_spinning,
-                                      model.material_restitution, n_contacts, h, settings.restitution_threshold)
+                                      model.material_restitution, n_contacts, h, settings.restitution_threshold,
+                                      serial)
     gather_velocities(ws.solve_origin, state.linear_velocity, state.angular_velocity, ws.solve_linear,
                       ws.solve_angular)
     warm_start(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.slot_cache, ws.contact_row, ws.contact_response,
                ws.contact_aux, ws.contact_impulse, ws.contact_twist_impulse, state.cache_impulse, ws.solve_linear,
-               ws.solve_angular)
+               ws.solve_angular, serial)
     ws.counters[2] = solve_velocities(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row,
                                       ws.contact_response, ws.contact_aux, ws.contact_impulse,
                                       ws.contact_twist_impulse, ws.solve_linear, ws.solve_angular,
-                                      settings.iterations, settings.sweep_tolerance / h, ws.sweep_change)
+                                      settings.iterations, settings.sweep_tolerance / h, ws.sweep_change, serial)
     if ws.counters[7] > 0:
         apply_restitution(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_response,
-                          ws.slot_bounce, ws.slot_rebound, ws.contact_impulse, ws.solve_linear, ws.solve_angular)
+                          ws.slot_bounce, ws.slot_rebound, ws.contact_impulse, ws.solve_linear, ws.solve_angular,
+                          serial)
     ws.counters[5] = solve_penetration(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_row,
                                        ws.contact_response, ws.slot_depth, ws.slot_push, ws.solve_linear,
                                        ws.solve_angular, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.shape,
                                        model.swing_arm, n_contacts, h, settings.baumgarte, settings.slop,
                                        settings.position_iterations, settings.sweep_tolerance / h, ws.sweep_change,
                                        ws.push_slot, ws.gap_slot, ws.push_count, ws.push_row, ws.push_body,
-                                       ws.body_pushed)
+                                       ws.body_pushed, serial)
     scatter_velocities(ws.solve_origin, ws.solve_linear, ws.solve_angular, state.linear_velocity,
                        state.angular_velocity)
     scatter_velocities(ws.solve_origin, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.pseudo_linear,
                        ws.pseudo_angular)
     store_impulses(ws.contact_slot, ws.contact_key, ws.contact_normal, ws.contact_row, ws.contact_impulse,
                    ws.contact_twist_impulse, state.cache_key, state.cache_normal, state.cache_impulse,
-                   state.cache_count, n_contacts)
+                   state.cache_count, n_contacts, serial)
     t4 = _clock()
     times[0] += t1 - t0
     times[1] += t2 - t1
@@ -142,7 +148,7 @@ def _body_phases(model, state, ws, settings, h, dynamic):
 def _integrate_phase(model, state, ws, settings, h):
     """Phases 6 and 7. Returns OK, or DIVERGED with the body in ws.counters[3]."""
     t5 = _clock()
-    integrate_positions(model, state, ws, h)
+    integrate_positions(model, state, ws, h, model.n_bodies < settings.serial_below)
     if ws.counters[7] > 0:
         finish_rebounds(ws.slot_contact, ws.contact_a, ws.contact_b, ws.contact_point, ws.contact_row, ws.slot_rebound,
                         ws.counters[1], ws.start_position, ws.rotation, state.position, state.orientation,
@@ -168,7 +174,8 @@ def _integrate_phase(model, state, ws, settings, h):
                                            ws.shape, model.semi_axes, ws.counters[1], h, settings.baumgarte,
                                            settings.slop, settings.correction_iterations,
                                            10.0 * settings.sweep_tolerance / h, ws.sweep_change, ws.push_slot,
-                                           ws.gap_slot, ws.push_count, ws.push_row, ws.push_body, ws.body_pushed)
+                                           ws.gap_slot, ws.push_count, ws.push_row, ws.push_body, ws.body_pushed,
+                                           ws.counters[1] < settings.serial_below)
         ws.phase_seconds[6] += _clock() - t6
     return OK
 

@@ -147,10 +147,10 @@ def test_pair_witnesses_only_reject_pairs_that_could_not_touch():
         width = np.sqrt(np.einsum("pi,pij,pj->p", w, ws.shape[a], w)) + np.sqrt(np.einsum("pi,pij,pj->p", w, ws.shape[b], w))
         gap = width - np.einsum("pi,pi->p", sim._bodies.position[b] - sim._bodies.position[a], w)
         proven_apart = witnessed & (gap < -(ws.reach[a] + ws.reach[b]))
-        count = collide(sim.model, sim._bodies, ws, n_pairs)
+        count = collide(sim.model, sim._bodies, ws, n_pairs, False)
         with_witnesses = [getattr(ws, f)[:count].copy() for f in fields]
         ws.pair_witness[:] = 0.0
-        assert collide(sim.model, sim._bodies, ws, n_pairs) == count
+        assert collide(sim.model, sim._bodies, ws, n_pairs, False) == count
         for name, found in zip(fields, with_witnesses):
             np.testing.assert_array_equal(getattr(ws, name)[:count], found, err_msg=f"{name} after {steps} steps")
         assert proven_apart.sum() > 0.1 * n_pairs  # the filter had work to do

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from solver.broadphase import find_pairs, update_pairs
+from solver.math3d import PARALLEL_CHUNKS
 from solver.state import new_workspace
 
 
@@ -71,7 +72,7 @@ def test_reused_pair_list_holds_every_overlap_while_bodies_stay_within_the_skin(
     reused = rebuilt = 0
     for step in range(60):
         before = ws.pair_origin.copy()
-        count = update_pairs(position, half_extent, dynamic, skin, ws)
+        count = update_pairs(position, half_extent, dynamic, skin, ws, PARALLEL_CHUNKS)
         if np.array_equal(before, ws.pair_origin):
             reused += 1
         else:
@@ -92,7 +93,7 @@ def test_list_updated_around_moved_bodies_holds_exactly_the_built_box_pairs():
     updated = 0
     for step in range(40):
         before = ws.pair_origin.copy()
-        count = update_pairs(position, half_extent, dynamic, skin, ws)
+        count = update_pairs(position, half_extent, dynamic, skin, ws, PARALLEL_CHUNKS)
         changed = np.any(before != ws.pair_origin, axis=1).sum()
         updated += 0 < changed < n
         pairs = listed_pairs(ws, count)
@@ -113,7 +114,7 @@ def test_witnesses_travel_with_their_pairs_through_updates_and_rebuilds():
     n, skin = 300, 0.01
     position, half_extent, dynamic = random_boxes(rng, n, box_side=0.8)
     ws = new_workspace(n, 64 * n, 8, 6, 1)
-    count = update_pairs(position, half_extent, dynamic, skin, ws)
+    count = update_pairs(position, half_extent, dynamic, skin, ws, PARALLEL_CHUNKS)
     partial = full = 0
     for step in range(40):
         # a witness that names its pair, as the narrow phase would leave one
@@ -127,7 +128,7 @@ def test_witnesses_travel_with_their_pairs_through_updates_and_rebuilds():
             mover = rng.choice(n, size=int(rng.integers(1, 6)), replace=False)
             position[mover] += rng.normal(scale=0.02, size=(len(mover), 3))
         origin = ws.pair_origin.copy()
-        count = update_pairs(position, half_extent, dynamic, skin, ws)
+        count = update_pairs(position, half_extent, dynamic, skin, ws, PARALLEL_CHUNKS)
         moved = np.any(origin != ws.pair_origin, axis=1).sum()
         full += moved == n
         partial += 0 < moved < n

@@ -116,3 +116,21 @@ def test_editing_a_callee_changes_its_cached_callers_on_the_next_run(tmp_path, k
         assert _run_json(script, env, cwd=tmp_path) == 10.0
     else:  # numba's trap: the caller's cache entry checks only the caller's own file and stays stale
         assert _run_json(script, env, cwd=tmp_path) == 2.0
+
+
+def test_caches_of_other_source_versions_unused_for_two_weeks_are_removed(tmp_path):
+    from solver.runtime import STALE_CACHE_SECONDS, prune_stale_caches
+
+    now = 2e9
+    folders = {name: tmp_path / name for name in ("0123456789abcdef", "fedcba9876543210", "aaaaaaaaaaaaaaaa",
+                                                   "not-a-key")}
+    for name, folder in folders.items():
+        (folder / "solver").mkdir(parents=True)
+        age = 0.5 * STALE_CACHE_SECONDS if name == "aaaaaaaaaaaaaaaa" else 2 * STALE_CACHE_SECONDS
+        os.utime(folder, (now - age, now - age))
+    prune_stale_caches(str(folders["0123456789abcdef"]), now=now)
+    assert folders["0123456789abcdef"].exists()  # the one in use, old as it was, is kept and marked used
+    assert os.path.getmtime(folders["0123456789abcdef"]) == now
+    assert not folders["fedcba9876543210"].exists()  # another version, unused for four weeks
+    assert folders["aaaaaaaaaaaaaaaa"].exists()  # another version, used a week ago
+    assert folders["not-a-key"].exists()  # not ours to remove

@@ -1,7 +1,12 @@
 """Solve order: slabs that may run in parallel touch disjoint bodies; results never depend on the thread count."""
 import copy
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
-import numba
 import numpy as np
 import pytest
 
@@ -11,6 +16,7 @@ from solver.solve_order import BLOCK, SLAB_IMBALANCE, assign_slabs, order_contac
 from solver.state import new_workspace
 
 G = 9.81
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def random_contacts(rng, n_bodies, n_contacts, n_static):
@@ -44,7 +50,7 @@ def test_slabs_touch_disjoint_bodies_and_every_contact_gets_one_slot(slabs):
     cache_key = np.concatenate([keys[::2], np.full(n_contacts, -1)])
     ws = new_workspace(n, 8, n_contacts, 6, slabs)
     assign_slabs(position, dynamic, slabs, ws)
-    order_contacts(contact_a, contact_b, keys, n_contacts, dynamic, slabs, cache_key, len(keys[::2]), ws)
+    order_contacts(contact_a, contact_b, keys, n_contacts, dynamic, slabs, cache_key, len(keys[::2]), ws, False)
 
     # the solve numbering is a permutation, each slab's bodies contiguous
     assert sorted(ws.solve_origin.tolist()) == list(range(n))
@@ -97,7 +103,7 @@ def test_contacts_are_coloured_in_blocks_that_follow_key_order(slabs):
     keys, contact_a, contact_b = random_contacts(rng, n, n_contacts, n_static)
     ws = new_workspace(n, 8, n_contacts, 6, slabs)
     assign_slabs(position, dynamic, slabs, ws)
-    order_contacts(contact_a, contact_b, keys, n_contacts, dynamic, slabs, keys[:0], 0, ws)
+    order_contacts(contact_a, contact_b, keys, n_contacts, dynamic, slabs, keys[:0], 0, ws, False)
     slot_contact = ws.slot_contact[:n_contacts]
     for k in range(slabs + 1):
         start, end = ws.slab_start[k], ws.slab_start[k + 1]
@@ -136,21 +142,31 @@ def test_slabs_stay_put_while_bodies_barely_move():
     assert np.count_nonzero(ws.body_slab != slabs_before) <= 2  # only bodies within 1e-6 of a bound may move
 
 
-def test_results_do_not_depend_on_how_many_threads_run_the_slabs():
-    """Same scene, 3 slabs, run by one thread and by all: bit-identical (a data race would show here)."""
+# Runs in a process with NUMBA_NUM_THREADS=2, so two threads run the slabs even on a one-core machine.
+SAME_RUN_THREE_WAYS = textwrap.dedent("""
+    import json, numba, numpy as np, solver
+    from test_bodies_and_piles import build_pile
     runs = []
-    available = numba.get_num_threads()
-    try:
-        for threads in (1, available):
-            numba.set_num_threads(threads)
-            sim = solver.Simulation(build_pile(120), dt=1 / 240, threads=3)
-            sim.step(150)
-            runs.append((sim.state.position.copy(), sim.state.angular_velocity.copy()))
-    finally:
-        numba.set_num_threads(available)
-    assert sim.stats["contacts"] > 200
-    assert np.array_equal(runs[0][0], runs[1][0])
-    assert np.array_equal(runs[0][1], runs[1][1])
+    for threads, serial_below in ((1, 0), (2, 0), (2, 10**9)):
+        numba.set_num_threads(threads)
+        sim = solver.Simulation(build_pile(120), dt=1 / 240, threads=3, serial_below=serial_below)
+        sim.step(150)
+        runs.append(np.concatenate([sim.state.position, sim.state.angular_velocity]))
+    print(json.dumps(dict(contacts=sim.stats["contacts"], threads=numba.get_num_threads(),
+                          same=[bool(np.array_equal(runs[0], run)) for run in runs[1:]])))
+""")
+
+
+def test_results_do_not_depend_on_threads_nor_on_running_the_loops_serially():
+    """Same scene, 3 slabs: parallel loops on one thread, on two, and every loop in the calling thread give
+    bit-identical runs (a data race, or a serial path that differs, would show here)."""
+    env = dict(os.environ, NUMBA_NUM_THREADS="2", PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests" / "solver")]))
+    result = subprocess.run([sys.executable, "-c", SAME_RUN_THREE_WAYS], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["threads"] == 2 and report["contacts"] > 200
+    assert report["same"] == [True, True]
 
 
 @pytest.mark.parametrize("threads", [1, 4])
