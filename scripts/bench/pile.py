@@ -5,6 +5,7 @@ Run from the repository root (so that ``import solver`` resolves):
     .venv/bin/python -m scripts.bench.pile                       # 1,000 bodies, ours and MuJoCo, 2 s
     .venv/bin/python -m scripts.bench.pile --n 1000 10000 100000                 # scaling, ours only, 2 s each
     .venv/bin/python -m scripts.bench.pile --engines mujoco --n 200 --seconds 0.5
+    .venv/bin/python -m scripts.bench.pile --threading-layer omp,workqueue,tbb   # ours per layer, MuJoCo once
 
 Both engines get the same scene from the same seed: semi-axes uniform in
 [0.02, 0.05] m, density 1000 kg/m^3, uniformly random orientations, released at
@@ -236,6 +237,8 @@ def run_ours(pile: dict, steps: int, steps_per_call: int = 1) -> dict:
             steps_per_call=steps_per_call,
             phase_seconds_total=phase_totals,
             threading_layer=_numba_threading_layer(),
+            launch_us=1e6 * sim.stats["launch_seconds"],
+            serial_below=sim.settings.serial_below,
         ),
     )
 
@@ -247,6 +250,36 @@ def _numba_threading_layer():
         return dict(threads=numba.get_num_threads(), layer=numba.threading_layer())
     except Exception:  # noqa: BLE001 - informational only
         return None
+
+
+def tbb_library_dir():
+    """Folder of the PyPI tbb wheel's libtbb.so.12 (requirements-dev.txt), or None."""
+    import importlib.metadata
+
+    try:
+        files = importlib.metadata.files("tbb") or ()
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for file in files:
+        if file.name == "libtbb.so.12":
+            return os.path.dirname(os.path.realpath(file.locate()))
+    return None
+
+
+def run_ours_on_layer(layer: str, args, tbb_lib) -> dict:
+    """Our run in a fresh interpreter on numba's threading layer ``layer`` (numba fixes it once per process)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_THREADING_LAYER")}
+    env["NUMBA_THREADING_LAYER"] = layer
+    if layer == "tbb" and tbb_lib:
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [tbb_lib, env.get("LD_LIBRARY_PATH")]))
+    command = [sys.executable, "-m", "scripts.bench.pile", "--engines", "ours", "--no-compile-probe", "--n",
+               str(args.n[0]), "--seconds", str(args.seconds), "--seed", str(args.seed)]
+    proc = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return dict(engine="ours", requested_layer=layer, error=proc.stderr.strip().splitlines()[-1:])
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result.update(requested_layer=layer, tbb_lib=tbb_lib if layer == "tbb" else None)
+    return result
 
 
 def probe_first_step(n: int, seed: int) -> dict:
@@ -330,6 +363,31 @@ def _emit(obj: dict) -> None:
     print(json.dumps(obj), flush=True)
 
 
+def compare_layers(args, engines, steps) -> None:
+    """One pile, ours once per threading layer (fresh processes), MuJoCo once: ratios to MuJoCo and to OpenMP."""
+    layers = [layer.strip() for layer in args.threading_layer.split(",") if layer.strip()]
+    tbb_lib = args.tbb_lib or tbb_library_dir()
+    pile = make_pile(args.n[0], args.seed)
+    mujoco = run_mujoco(pile, steps) if "mujoco" in engines else None
+    if mujoco:
+        _emit(mujoco)
+    ours = {}
+    for layer in layers:
+        ours[layer] = run_ours_on_layer(layer, args, tbb_lib)
+        _emit(ours[layer])
+    for layer, result in ours.items():
+        if "steps_per_s" not in result:
+            continue
+        ratio = dict(ratio="ours/mujoco", n=args.n[0], layer=layer, ran_on=result["threading_layer"]["layer"],
+                     launch_us=result["launch_us"], max_penetration_rel_min_semi_axis=result[
+                         "max_penetration_rel_min_semi_axis"])
+        if mujoco:
+            ratio["steps_per_s"] = result["steps_per_s"] / mujoco["steps_per_s"]
+        if "steps_per_s" in ours.get("omp", {}):
+            ratio["omp_over_this_layer"] = ours["omp"]["steps_per_s"] / result["steps_per_s"]
+        _emit(ratio)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, nargs="+", default=[1000], help="body counts; several = scaling mode")
@@ -341,6 +399,11 @@ def main(argv=None) -> None:
                     help="ours: steps per sim.step(n=...) call; statistics are sampled once per call (default 1)")
     ap.add_argument("--no-compile-probe", action="store_true", help="skip the cold/warm compile measurement")
     ap.add_argument("--probe-first-step", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--threading-layer", default=None,
+                    help="comma list of numba threading layers (omp,workqueue,tbb): ours runs once per layer, each "
+                         "in its own process, with MuJoCo once; ratios per layer")
+    ap.add_argument("--tbb-lib", default=None,
+                    help="folder with the libtbb.so.12 to load for the tbb layer (default: the PyPI tbb wheel's)")
     args = ap.parse_args(argv)
 
     if args.probe_first_step:
@@ -362,6 +425,9 @@ def main(argv=None) -> None:
             sys.exit("cannot import solver: run from the repository root as `python -m scripts.bench.pile`")
 
     steps = max(1, int(round(args.seconds / DT)))
+    if args.threading_layer:
+        compare_layers(args, engines, steps)
+        return
     if "ours" in engines and not args.no_compile_probe:
         _emit(measure_compile(min(args.n), args.seed))
 

@@ -1,0 +1,161 @@
+"""docs/benchmarks.md from the benchmarks' own JSON output; never edited by hand.
+
+    .venv/bin/python -m scripts.bench.report --record pile-layers -- \\
+        .venv/bin/python -m scripts.bench.pile --threading-layer omp,workqueue,tbb --no-compile-probe
+    .venv/bin/python -m scripts.bench.report          # only regenerate docs/benchmarks.md
+
+``--record NAME -- COMMAND`` runs a benchmark, keeps its JSON lines in
+docs/bench/NAME.jsonl behind one line that says where and how it ran (machine,
+commit, command, date), and regenerates the report: one section per file,
+with the run's details, a table of its results, its ratio lines, and a plot
+where one helps.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH_DIR = os.path.join(REPO_ROOT, "docs", "bench")
+REPORT = os.path.join(REPO_ROOT, "docs", "benchmarks.md")
+IMAGES = os.path.join(REPO_ROOT, "docs", "images")
+# columns shown first when a result has them; other scalar fields follow up to MAX_COLUMNS
+PREFERRED = ("engine", "case", "requested_layer", "layer", "scene", "n", "steps_per_s", "ns_per_contact_step",
+             "mean_contacts", "max_penetration_rel_min_semi_axis", "final_max_penetration_rel_min_semi_axis",
+             "launch_us", "serial_below", "ratio")
+MAX_COLUMNS = 10
+
+
+def machine() -> str:
+    """CPU model, core count and OS in one line."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def commit() -> str:
+    result = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
+                           capture_output=True, text=True).stdout.strip()
+    return result.stdout.strip() + (" (with uncommitted changes)" if dirty else "")
+
+
+def record(name: str, command: list[str]) -> None:
+    """Run a benchmark command and keep its JSON lines, after a line describing the run, in docs/bench/NAME.jsonl."""
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    proc = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
+    sys.stderr.write(proc.stderr)
+    if proc.returncode != 0:
+        sys.exit(f"benchmark failed (exit {proc.returncode}); nothing recorded")
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    meta = dict(meta=True, name=name, machine=machine(), commit=commit(), date=started,
+                command=" ".join(os.path.relpath(c, REPO_ROOT) if os.path.isabs(c) else c for c in command))
+    os.makedirs(BENCH_DIR, exist_ok=True)
+    with open(os.path.join(BENCH_DIR, f"{name}.jsonl"), "w") as handle:
+        handle.write(json.dumps(meta) + "\n")
+        handle.writelines(line + "\n" for line in lines)
+    print("\n".join(lines))
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_cell(v)}" for k, v in value.items())
+    return "" if value is None else str(value)
+
+
+def _table(rows: list[dict]) -> list[str]:
+    keys = [k for k in PREFERRED if any(k in row for row in rows)]
+    for row in rows:
+        for k, v in row.items():
+            if k not in keys and not isinstance(v, (dict, list)) and len(keys) < MAX_COLUMNS:
+                keys.append(k)
+    if "threading_layer" in rows[0] and "layer" not in keys:
+        keys.insert(1, "threading_layer")
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    lines += ["| " + " | ".join(_cell(row.get(k)) for k in keys) + " |" for row in rows]
+    return lines
+
+
+def _plot_steps(name: str, results: list[dict]) -> str | None:
+    """Bar chart of steps per second by engine and layer; returns the image path relative to docs/."""
+    bars = [(f"{r['engine']} {r.get('requested_layer') or ''}".strip(), r["steps_per_s"])
+            for r in results if "steps_per_s" in r and "engine" in r]
+    if len(bars) < 2:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 2.8))
+    ax.barh([b[0] for b in bars], [b[1] for b in bars], color="#4477aa")
+    ax.set_xlabel("steps per second (higher is better)")
+    ax.invert_yaxis()
+    fig.tight_layout()
+    os.makedirs(IMAGES, exist_ok=True)
+    path = os.path.join(IMAGES, f"bench-{name}.png")
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return os.path.relpath(path, os.path.dirname(REPORT))
+
+
+def write_report() -> None:
+    sections = ["# Benchmarks", "",
+                "Generated by `scripts/bench/report.py` from `docs/bench/*.jsonl`, the benchmarks' own output; "
+                "do not edit by hand. Each section says where and how its figures were measured. This machine "
+                "is shared and noisy: compare figures within one run, as ratios.", ""]
+    for file in sorted(os.listdir(BENCH_DIR)) if os.path.isdir(BENCH_DIR) else []:
+        if not file.endswith(".jsonl"):
+            continue
+        with open(os.path.join(BENCH_DIR, file)) as handle:
+            records = [json.loads(line) for line in handle if line.strip()]
+        meta = records[0] if records and records[0].get("meta") else {}
+        body = [r for r in records if not r.get("meta")]
+        ratios = [r for r in body if "ratio" in r]
+        results = [r for r in body if "ratio" not in r]
+        sections += [f"## {meta.get('name', file[:-6])}", "",
+                     f"- machine: {meta.get('machine', '?')}", f"- commit: {meta.get('commit', '?')}",
+                     f"- date: {meta.get('date', '?')}", f"- command: `{meta.get('command', '?')}`", ""]
+        if results:
+            sections += _table(results) + [""]
+        if ratios:
+            sections += ["Ratios:", ""] + _table(ratios) + [""]
+        image = _plot_steps(meta.get("name", file[:-6]), results)
+        if image:
+            sections += [f"![steps per second]({image})", ""]
+    with open(REPORT, "w") as handle:
+        handle.write("\n".join(sections))
+
+
+def main(argv=None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = []
+    if "--" in argv:
+        split = argv.index("--")
+        argv, command = argv[:split], argv[split + 1:]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--record", metavar="NAME", help="run the command after -- and keep its JSON as NAME")
+    args = parser.parse_args(argv)
+    if args.record:
+        if not command:
+            parser.error("--record needs a benchmark command after --")
+        record(args.record, command)
+    write_report()
+
+
+if __name__ == "__main__":
+    main()
