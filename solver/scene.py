@@ -8,10 +8,13 @@ another machine (``python -m solver run scene.json``).
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
+
+from .model import ellipsoid_mass_properties
+from .validate import (FieldError, array, describe, flag, integer, name_or_none, number, unit_quaternion, unit_vector,
+                       vector)
 
 SCENE_FORMAT = "quadric-dynamics-scene"
 SCENE_VERSION = 1
@@ -41,60 +44,20 @@ class Material:
     restitution: float = 0.0
 
     def __post_init__(self):
-        for field in ("friction", "rolling_friction", "spinning_friction", "restitution"):
-            value = getattr(self, field)
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise ValueError(f"Material.{field} must be a finite number >= 0, got {value!r}")
-        if self.restitution > 1.0:
-            raise ValueError(f"Material.restitution must be in [0, 1], got {self.restitution!r}")
+        for field in fields(self):
+            value = number("Material", field.name, getattr(self, field.name), minimum=0.0,
+                           maximum=1.0 if field.name == "restitution" else None)
+            object.__setattr__(self, field.name, value)
 
 
 DEFAULT_MATERIAL = Material()
-
-
-def _vector(owner: str, field: str, value, size: int) -> tuple:
-    try:
-        array = np.asarray(value, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise ValueError(f"{owner}: {field} must be {size} numbers, got {value!r}") from None
-    if array.size != size:
-        raise ValueError(f"{owner}: {field} must have {size} components, got {array.size}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{owner}: {field} contains NaN or infinity: {array.tolist()}")
-    return tuple(float(x) for x in array)
-
-
-def _positive(owner: str, field: str, value) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{owner}: {field} must be a number, got {value!r}") from None
-    if not math.isfinite(number) or number <= 0.0:
-        raise ValueError(f"{owner}: {field} must be positive and finite, got {value!r}")
-    return number
-
-
-def _unit(owner: str, field: str, value, size: int) -> tuple:
-    vector = np.array(_vector(owner, field, value, size))
-    norm = float(np.linalg.norm(vector))
-    if norm < 1e-12:
-        raise ValueError(f"{owner}: {field} must not be the zero vector")
-    return tuple(float(x) for x in vector / norm)
-
-
-def _unit_quaternion(owner: str, field: str, value) -> tuple:
-    q = np.array(_vector(owner, field, value, 4))
-    norm = float(np.linalg.norm(q))
-    if abs(norm - 1.0) > 1e-5:
-        raise ValueError(f"{owner}: {field} must be a unit quaternion (w, x, y, z), got norm {norm:.6g}")
-    return tuple(float(x) for x in q / norm)
 
 
 class Scene:
     """Everything a simulation needs, as plain values. See the module docstring."""
 
     def __init__(self, gravity=(0.0, 0.0, -9.81)):
-        self.gravity = _vector("Scene", "gravity", gravity, 3)
+        self.gravity = vector("Scene", "gravity", gravity, 3)
         self.materials: list[Material] = []
         self.bodies: list[dict] = []
         self.planes: list[dict] = []
@@ -107,10 +70,16 @@ class Scene:
         if material is None:
             material = DEFAULT_MATERIAL
         if not isinstance(material, Material):
-            raise ValueError(f"{owner}: material must be a solver.Material, got {type(material).__name__}")
+            raise FieldError(owner, "material", f"must be a solver.Material, got {type(material).__name__}")
         if material not in self.materials:
             self.materials.append(material)
         return self.materials.index(material)
+
+    @staticmethod
+    def _owner(kind: str, index: int, name) -> str:
+        """How errors name an object: by name where it has one, else by index."""
+        name = name_or_none(f"{kind} {index}", "name", name)
+        return f"{kind} {name!r}" if name else f"{kind} {index}"
 
     def body_label(self, index: int) -> str:
         name = self.bodies[index].get("name")
@@ -129,28 +98,30 @@ class Scene:
         velocity. Both have infinite mass in contacts.
         """
         index = len(self.bodies)
+        name = name_or_none(f"ellipsoid (body {index})", "name", name)
         owner = f"ellipsoid {name!r} (body {index})" if name else f"ellipsoid (body {index})"
-        axes = _vector(owner, "semi_axes", semi_axes, 3)
+        axes = vector(owner, "semi_axes", semi_axes, 3)
         for k, axis in enumerate(axes):
             if axis <= 0.0:
-                raise ValueError(f"{owner}: semi_axes must be positive, got semi_axes[{k}] = {axis}")
+                raise FieldError(owner, "semi_axes", f"must be positive, got semi_axes[{k}] = {axis}")
         body = dict(
             name=name,
             shape="ellipsoid",
             semi_axes=axes,
-            position=_vector(owner, "position", position, 3),
-            orientation=_unit_quaternion(owner, "orientation", orientation),
-            velocity=_vector(owner, "velocity", velocity, 3),
-            angular_velocity=_vector(owner, "angular_velocity", angular_velocity, 3),
-            density=_positive(owner, "density", density),
-            mass=None if mass is None else _positive(owner, "mass", mass),
+            position=vector(owner, "position", position, 3),
+            orientation=unit_quaternion(owner, "orientation", orientation),
+            velocity=vector(owner, "velocity", velocity, 3),
+            angular_velocity=vector(owner, "angular_velocity", angular_velocity, 3),
+            density=number(owner, "density", density, positive=True),
+            mass=None if mass is None else number(owner, "mass", mass, positive=True),
             material=self._material_index(owner, material),
-            fixed=bool(fixed),
-            kinematic=bool(kinematic),
+            fixed=flag(owner, "fixed", fixed),
+            kinematic=flag(owner, "kinematic", kinematic),
             track=None,
         )
         if body["fixed"] and body["kinematic"]:
-            raise ValueError(f"{owner}: a body cannot be both fixed and kinematic")
+            raise FieldError(owner, "kinematic", "must be false for a fixed body (a body cannot be both)")
+        _check_mass(owner, body)
         self.bodies.append(body)
         return index
 
@@ -160,31 +131,28 @@ class Scene:
         The solver interpolates linearly (positions) and by slerp (rotations)
         and derives the velocity it pushes with from the track.
         """
-        if not 0 <= body < len(self.bodies):
-            raise ValueError(f"set_kinematic_track: body {body} does not exist ({len(self.bodies)} bodies)")
+        body = integer("set_kinematic_track", "body", body, 0, len(self.bodies) - 1, "a body index")
         owner = self.body_label(body)
         if not self.bodies[body]["kinematic"]:
-            raise ValueError(f"{owner}: set_kinematic_track needs a body added with kinematic=True")
-        times = np.asarray(times, dtype=np.float64).reshape(-1)
-        poses = np.asarray(poses, dtype=np.float64)
-        if times.size < 1 or poses.shape != (times.size, 7):
-            raise ValueError(f"{owner}: track poses must have shape ({times.size}, 7), got {poses.shape}")
-        if not (np.all(np.isfinite(times)) and np.all(np.isfinite(poses))):
-            raise ValueError(f"{owner}: track contains NaN or infinity")
+            raise FieldError(owner, "track", "needs a body added with kinematic=True")
+        times = array(owner, "track.times", times, (None,), "a list of times")
+        if times.size < 1:
+            raise FieldError(owner, "track.times", "must hold at least one time, got none")
+        poses = array(owner, "track.poses", poses, (times.size, 7), f"{times.size} poses (x, y, z, w, qx, qy, qz)")
         if np.any(np.diff(times) <= 0):
-            raise ValueError(f"{owner}: track times must be strictly increasing")
+            raise FieldError(owner, "track.times", "must be strictly increasing")
         norms = np.linalg.norm(poses[:, 3:], axis=1)
         if np.any(np.abs(norms - 1.0) > 1e-5):
-            raise ValueError(f"{owner}: track orientations must be unit quaternions")
+            raise FieldError(owner, "track.poses", "orientations must be unit quaternions")
         self.bodies[body]["track"] = dict(times=times.tolist(), poses=poses.tolist())
 
     # --------------------------------------------------------------- colliders
     def add_plane(self, point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), material=None, name=None) -> int:
         """Add an infinite static plane; bodies are kept on the side ``normal`` points to."""
         index = len(self.planes)
-        owner = f"plane {name!r}" if name else f"plane {index}"
-        self.planes.append(dict(name=name, point=_vector(owner, "point", point, 3),
-                                normal=_unit(owner, "normal", normal, 3),
+        owner = self._owner("plane", index, name)
+        self.planes.append(dict(name=name, point=vector(owner, "point", point, 3),
+                                normal=unit_vector(owner, "normal", normal, 3),
                                 material=self._material_index(owner, material)))
         return index
 
@@ -196,24 +164,24 @@ class Scene:
         Bodies whose centre is outside the box do not collide with it.
         """
         index = len(self.boxes)
-        owner = f"box container {name!r}" if name else f"box container {index}"
-        half = _vector(owner, "half_extents", half_extents, 3)
+        owner = self._owner("box container", index, name)
+        half = vector(owner, "half_extents", half_extents, 3)
         for k, h in enumerate(half):
             if h <= 0.0:
-                raise ValueError(f"{owner}: half_extents must be positive, got half_extents[{k}] = {h}")
-        self.boxes.append(dict(name=name, center=_vector(owner, "center", center, 3), half_extents=half,
-                               rotation=_unit_quaternion(owner, "rotation", rotation),
+                raise FieldError(owner, "half_extents", f"must be positive, got half_extents[{k}] = {h}")
+        self.boxes.append(dict(name=name, center=vector(owner, "center", center, 3), half_extents=half,
+                               rotation=unit_quaternion(owner, "rotation", rotation),
                                material=self._material_index(owner, material)))
         return index
 
     def add_tube(self, center, axis, radius, length, material=None, name=None) -> int:
         """Add an open hollow cylinder; bodies inside it collide with its inner wall."""
         index = len(self.tubes)
-        owner = f"tube {name!r}" if name else f"tube {index}"
-        self.tubes.append(dict(name=name, center=_vector(owner, "center", center, 3),
-                               axis=_unit(owner, "axis", axis, 3),
-                               radius=_positive(owner, "radius", radius),
-                               length=_positive(owner, "length", length),
+        owner = self._owner("tube", index, name)
+        self.tubes.append(dict(name=name, center=vector(owner, "center", center, 3),
+                               axis=unit_vector(owner, "axis", axis, 3),
+                               radius=number(owner, "radius", radius, positive=True),
+                               length=number(owner, "length", length, positive=True),
                                material=self._material_index(owner, material)))
         return index
 
@@ -232,11 +200,11 @@ class Scene:
         from .rope import validate_rope_spec
 
         index = len(self.ropes)
+        owner = self._owner("rope", index, name)
         spec = validate_rope_spec(dict(points=points, radius=radius, density=density, young_modulus=young_modulus,
                                        shear_modulus=shear_modulus, damping=damping, pinned=pinned,
                                        clamped=clamped, attachments=attachments, name=name), index,
                                   len(self.bodies))
-        owner = f"rope {name!r}" if name else f"rope {index}"
         self.ropes.append(dict(
             name=name, points=spec["points"].tolist(), radius=spec["radius"], density=spec["density"],
             young_modulus=spec["young_modulus"], shear_modulus=spec["shear_modulus"], damping=spec["damping"],
@@ -287,3 +255,17 @@ class Scene:
     def load(cls, path) -> "Scene":
         with open(path, encoding="utf-8") as handle:
             return cls.from_dict(json.load(handle))
+
+
+def _check_mass(owner: str, body: dict) -> None:
+    """Mass and inertia that follow from the semi-axes must be finite and non-zero, or the solver divides by them."""
+    axes = np.array(body["semi_axes"])
+    with np.errstate(all="ignore"):
+        density = body["density"] if body["mass"] is None else body["mass"] / (4.0 / 3.0 * np.pi * np.prod(axes))
+        mass, inertia = ellipsoid_mass_properties(axes, density)
+        derived = np.append(inertia, mass)
+        usable = np.all(np.isfinite(derived)) and np.all(np.isfinite(1.0 / derived))
+    if not usable:
+        field = "density" if body["mass"] is None else "mass"
+        raise FieldError(owner, field, f"gives mass {mass:.4g} kg and moments of inertia {describe(inertia)} "
+                                       f"with these semi_axes; they must be finite and non-zero")

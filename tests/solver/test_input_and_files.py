@@ -1,5 +1,6 @@
 """Validation of Scene input, divergence handling, scene and recording files, the CLI."""
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -184,3 +185,44 @@ def test_cli_threads_option_reaches_the_solver(tmp_path):
     result = subprocess.run([sys.executable, "-m", "solver", "run", str(scene_path), "-o", str(out),
                              "--threads", "0"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 2 and "threads" in result.stderr
+
+
+# ----------------------------------------------------------------------------- API arguments
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(dt=0.0), "Simulation: dt must be positive and finite, got 0.0"),
+    (dict(iterations="8"), "Simulation: iterations must be an integer, got '8'"),
+    (dict(iterations=0), "Simulation: iterations must be an integer >= 1, got 0"),
+    (dict(position_iterations=-1), "Simulation: position_iterations must be an integer >= 0, got -1"),
+    (dict(margin=math.inf), "Simulation: margin must be finite, got inf"),
+    (dict(baumgarte=None), "Simulation: baumgarte must be a number, got None"),
+    (dict(baumgarte=1.5), "Simulation: baumgarte must be in [0, 1], got 1.5"),
+    (dict(linear_damping=-0.1), "Simulation: linear_damping must be >= 0, got -0.1"),
+    (dict(threads=2.5), "Simulation: threads must be an integer, got 2.5"),
+    (dict(position_correction="yes"), "Simulation: position_correction must be true or false, got 'yes'"),
+    (dict(overlap_tolerance=-1), "Simulation: overlap_tolerance must be >= 0, got -1"),
+])
+def test_bad_simulation_keywords_name_the_keyword(kwargs, message):
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        solver.Simulation(demo_scene(), **kwargs)
+
+
+def test_bad_scene_and_run_arguments_name_the_argument():
+    with pytest.raises(ValueError, match="^Simulation: scene must be a solver.Scene, got dict$"):
+        solver.Simulation(demo_scene().to_dict())
+    sim = solver.Simulation(demo_scene())
+    with pytest.raises(ValueError, match=r"^run: fps must be a number, got 'fast'$"):
+        sim.run(frames=3, fps="fast")
+    with pytest.raises(ValueError, match=r"^run: frames must be an integer >= 1, got 0$"):
+        sim.run(frames=0)
+    with pytest.raises(ValueError, match=r"^run: progress must be a function or None, got int$"):
+        sim.run(frames=2, progress=3)
+    scene = solver.Scene()
+    with pytest.raises(ValueError, match=r"^ellipsoid \(body 0\): name must be a string or None, got 7$"):
+        scene.add_ellipsoid((0.1, 0.1, 0.1), name=7)
+    with pytest.raises(ValueError, match=r"^ellipsoid 'Big' \(body 0\): mass gives mass 1e\+300 kg"):
+        scene.add_ellipsoid((1e10, 1e10, 1e10), mass=1e300, name="Big")
+    with pytest.raises(ValueError, match=r"^set_kinematic_track: body 4 is out of range: expected a body index"):
+        scene.set_kinematic_track(4, [0.0], [[0, 0, 0, 1, 0, 0, 0]])
+    with pytest.raises(ValueError, match=r"^plane 'Floor': material must be a solver.Material, got str$"):
+        scene.add_plane(material="rubber", name="Floor")
+    assert scene.bodies == [] and scene.planes == []
