@@ -10,6 +10,8 @@
 from .recording import Recording
 from .scene import Material, Scene
 from .simulation import Simulation, SimulationCancelled, SimulationDiverged, State
+from .validate import SceneFileError
 
-__all__ = ["Material", "Recording", "Scene", "Simulation", "SimulationCancelled", "SimulationDiverged", "State"]
+__all__ = ["Material", "Recording", "Scene", "SceneFileError", "Simulation", "SimulationCancelled",
+           "SimulationDiverged", "State"]
 __version__ = "0.1.0"

@@ -3,7 +3,8 @@
 A Scene holds bodies, static colliders, ropes, materials and gravity as plain
 Python values. It validates every value when it is added, so an error names the
 object and the field, and it saves to and loads from JSON so a bake can run on
-another machine (``python -m solver run scene.json``).
+another machine (``python -m solver run scene.json``). Loading checks the file
+against its schema: a SceneFileError names the file and the JSON path.
 """
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 
 from .model import ellipsoid_mass_properties
-from .validate import (FieldError, array, describe, flag, integer, name_or_none, number, unit_quaternion, unit_vector,
-                       vector)
+from .validate import (FieldError, SceneFileError, array, at, describe, file_header, file_list, file_object, flag,
+                       integer, join, name_or_none, number, read_json, unit_quaternion, unit_vector, vector)
 
 SCENE_FORMAT = "quadric-dynamics-scene"
 SCENE_VERSION = 1
@@ -224,37 +225,56 @@ class Scene:
             json.dump(self.to_dict(), handle, indent=1)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Scene":
-        if data.get("format") != SCENE_FORMAT:
-            raise ValueError(f"not a Quadric Dynamics scene (format {data.get('format')!r})")
-        if data.get("version", 0) > SCENE_VERSION:
-            raise ValueError(f"scene version {data['version']} is newer than this solver ({SCENE_VERSION})")
-        scene = cls(gravity=data["gravity"])
-        materials = [Material(**m) for m in data["materials"]]
-        for body in data["bodies"]:
-            index = scene.add_ellipsoid(
-                semi_axes=body["semi_axes"], position=body["position"], orientation=body["orientation"],
-                velocity=body["velocity"], angular_velocity=body["angular_velocity"], density=body["density"],
-                material=materials[body["material"]], fixed=body["fixed"], name=body["name"],
-                mass=body["mass"], kinematic=body["kinematic"])
-            if body.get("track"):
-                scene.set_kinematic_track(index, body["track"]["times"], body["track"]["poses"])
-        for plane in data["planes"]:
-            scene.add_plane(plane["point"], plane["normal"], materials[plane["material"]], plane["name"])
-        for box in data["boxes"]:
-            scene.add_box_container(box["center"], box["half_extents"], materials[box["material"]], box["name"],
-                                    box.get("rotation", (1.0, 0.0, 0.0, 0.0)))
-        for tube in data["tubes"]:
-            scene.add_tube(tube["center"], tube["axis"], tube["radius"], tube["length"],
-                           materials[tube["material"]], tube["name"])
-        for rope in data.get("ropes", []):  # ROPE HOOK
-            scene.add_rope(**{**rope, "material": materials[rope["material"]]})
+    def from_dict(cls, data, source="scene") -> "Scene":
+        """The Scene of a ``to_dict`` document, checked against the file schema (source: the file, for errors).
+
+        Raises SceneFileError naming ``source`` and the JSON path; warns about unknown keys.
+        """
+        file_header(source, "", data, SCENE_FORMAT, SCENE_VERSION, "scene")
+        top = file_object(source, "", data, ("format", "version", "gravity"), _FILE_LISTS)
+        with at(source, ""):
+            scene = cls(gravity=top["gravity"])
+        material_fields = [field.name for field in fields(Material)]
+        for k, raw in enumerate(file_list(source, "materials", top.get("materials", []))):
+            with at(source, f"materials[{k}]"):
+                scene.materials.append(Material(**file_object(source, f"materials[{k}]", raw, (), material_fields)))
+        # the file's materials come first, so its material indices keep pointing at the same materials
+        materials = list(scene.materials)
+        for kind, (required, optional) in _FILE_KEYS.items():
+            for k, raw in enumerate(file_list(source, kind, top.get(kind, []))):
+                path = f"{kind}[{k}]"
+                item = file_object(source, path, raw, required, optional)
+                track = item.pop("track", None)
+                if kind == "bodies":
+                    _check_file_body(source, path, item)
+                if "material" in item:
+                    item["material"] = _file_material(source, path, item["material"], materials)
+                with at(source, path):
+                    index = getattr(scene, _ADD[kind])(**item)
+                    if track is not None:
+                        track = file_object(source, join(path, "track"), track, ("times", "poses"))
+                        scene.set_kinematic_track(index, track["times"], track["poses"])
         return scene
 
     @classmethod
     def load(cls, path) -> "Scene":
-        with open(path, encoding="utf-8") as handle:
-            return cls.from_dict(json.load(handle))
+        """Read a scene file written by ``save``; SceneFileError names the file and the JSON path of a problem."""
+        return cls.from_dict(read_json(path), source=path)
+
+
+# Scene file: the keys of each kind of object, (required, optional); an optional key that is absent takes
+# the default of the add_* method the object goes to.
+_FILE_KEYS = {
+    "bodies": (("semi_axes", "position"), ("name", "shape", "orientation", "velocity", "angular_velocity", "density",
+                                           "mass", "material", "fixed", "kinematic", "track")),
+    "planes": (("point", "normal"), ("name", "material")),
+    "boxes": (("center", "half_extents"), ("name", "material", "rotation")),
+    "tubes": (("center", "axis", "radius", "length"), ("name", "material")),
+    "ropes": (("points",), ("name", "material", "radius", "density", "young_modulus", "shear_modulus", "damping",
+                            "pinned", "clamped", "attachments")),
+}
+_ADD = dict(bodies="add_ellipsoid", planes="add_plane", boxes="add_box_container", tubes="add_tube", ropes="add_rope")
+_FILE_LISTS = ("materials", *_FILE_KEYS)  # the optional keys at the top level
 
 
 def _check_mass(owner: str, body: dict) -> None:
@@ -269,3 +289,19 @@ def _check_mass(owner: str, body: dict) -> None:
         field = "density" if body["mass"] is None else "mass"
         raise FieldError(owner, field, f"gives mass {mass:.4g} kg and moments of inertia {describe(inertia)} "
                                        f"with these semi_axes; they must be finite and non-zero")
+
+
+def _check_file_body(source, path: str, body: dict) -> None:
+    """What a body in a file needs beyond add_ellipsoid's arguments: an ellipsoid, and density or mass."""
+    if body.pop("shape", "ellipsoid") != "ellipsoid":
+        raise SceneFileError(source, join(path, "shape"), "must be 'ellipsoid' (the only shape there is)")
+    if "density" not in body and body.get("mass") is None:
+        raise SceneFileError(source, path, "needs density or mass; it has neither")
+
+
+def _file_material(source, path: str, index, materials: list) -> Material:
+    """The material that the material index of the object at ``path`` refers to."""
+    if not materials:
+        raise SceneFileError(source, join(path, "material"), f"is {describe(index)}, but the file lists no materials")
+    with at(source, path):
+        return materials[integer("", "material", index, 0, len(materials) - 1, "a material index")]

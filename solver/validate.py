@@ -1,11 +1,23 @@
-"""Checks of the values given to the Python API (``Scene.add_*``, ``Simulation(...)``), shared so that each
-rule is written once: a bad value raises FieldError, a ValueError naming the object and the field, e.g.
-``ellipsoid 'Rock' (body 3): position must be 3 numbers, got 'x'``.
+"""Input checks shared by the Python API, the scene and recording files and the command line.
+
+Two kinds of error, both ValueError:
+
+- FieldError: a bad argument of the API (``Scene.add_ellipsoid``, ``Simulation(...)``); it names
+  the object and the field, e.g. ``ellipsoid 'Rock' (body 3): position must be 3 numbers, got 'x'``.
+- SceneFileError: a file that does not follow its schema; it names the file, the JSON path, what
+  was expected and what was found, e.g. ``scene.json: bodies[3].position must be 3 numbers, got 'x'``.
+
+File loaders check the structure here (objects, lists, required keys, indices) and pass values to
+the API, whose FieldErrors ``at()`` turns into SceneFileErrors at the right path, so every rule on
+a value is written once. Unknown keys in files are reported with warnings.warn and ignored.
 """
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -16,6 +28,14 @@ class FieldError(ValueError):
     def __init__(self, owner: str, field: str, problem: str):
         super().__init__(f"{owner}: {field} {problem}")
         self.owner, self.field, self.problem = owner, field, problem
+
+
+class SceneFileError(ValueError):
+    """A scene or recording file that breaks its schema: ``file``, JSON ``path`` ('' for all of it), ``problem``."""
+
+    def __init__(self, file, path: str, problem: str):
+        self.file, self.path, self.problem = str(file), path, problem
+        super().__init__(f"{self.file}: {path} {problem}" if path else f"{self.file}: {problem}")
 
 
 def describe(value) -> str:
@@ -126,3 +146,81 @@ def unit_quaternion(owner: str, field: str, value) -> tuple:
     if not abs(norm - 1.0) <= 1e-5:
         raise FieldError(owner, field, f"must be a unit quaternion (w, x, y, z), got norm {norm:.6g}")
     return _normalised(q, norm)
+
+
+# ------------------------------------------------------------------------------------- files
+def join(path: str, key) -> str:
+    """JSON path of ``key`` (a name or a list index) inside ``path``."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+def file_object(file, path: str, value, required=(), optional=()) -> dict:
+    """The JSON object at ``path`` with its known keys; a warning for each unknown key.
+
+    Raises SceneFileError if it is not an object or lacks a required key.
+    """
+    if not isinstance(value, dict):
+        raise SceneFileError(file, path, f"must be a JSON object, got {describe(value)}")
+    for key in required:
+        if key not in value:
+            raise SceneFileError(file, join(path, key), "is missing")
+    known = set(required) | set(optional)
+    for key in value:
+        if key not in known:
+            warnings.warn(f"{file}: {join(path, str(key))} is not a known key; ignored", stacklevel=3)
+    return {key: item for key, item in value.items() if key in known}
+
+
+def file_list(file, path: str, value) -> list:
+    """The JSON list at ``path``; SceneFileError if it is something else."""
+    if not isinstance(value, list):
+        raise SceneFileError(file, path, f"must be a list, got {describe(value)}")
+    return value
+
+
+def file_header(file, path: str, data, file_format: str, newest: int, kind: str) -> int:
+    """Check that ``data`` is a JSON object of ``file_format`` in a version this code reads (1 to ``newest``);
+    returns the version. The SceneFileError for a newer file says that it needs a newer solver."""
+    if not isinstance(data, dict):
+        raise SceneFileError(file, path, f"must be a JSON object, got {describe(data)}")
+    if data.get("format") != file_format:
+        found = "is missing" if "format" not in data else f"is {describe(data['format'])}"
+        raise SceneFileError(file, join(path, "format"), f"{found}: not a Quadric Dynamics {kind} "
+                                                         f"(expected {file_format!r})")
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        found = "is missing" if "version" not in data else f"must be a version number, got {describe(version)}"
+        raise SceneFileError(file, join(path, "version"), found)
+    if version > newest:
+        raise SceneFileError(file, join(path, "version"), f"is {version}: this {kind} needs a newer solver "
+                                                          f"(this one reads {kind} files up to version {newest})")
+    return version
+
+
+@contextlib.contextmanager
+def at(file, path: str):
+    """Turn the API's errors raised inside into SceneFileErrors at ``path`` of ``file`` (its field appended)."""
+    try:
+        yield
+    except SceneFileError:
+        raise
+    except FieldError as error:
+        raise SceneFileError(file, join(path, error.field), error.problem) from None
+    except ValueError as error:
+        raise SceneFileError(file, path, str(error)) from None
+
+
+def read_json(path):
+    """The parsed JSON of a file; SceneFileError if it is not UTF-8 JSON (OSError if it cannot be read)."""
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise SceneFileError(path, "", f"not a text (UTF-8) file: {error.reason} at byte {error.start}") from None
+    except json.JSONDecodeError as error:
+        raise SceneFileError(path, "", f"not valid JSON (truncated or damaged?): {error}") from None
+    except (ValueError, RecursionError) as error:  # numbers too long to convert, nesting too deep
+        raise SceneFileError(path, "", f"not usable JSON: {error}") from None

@@ -1,4 +1,5 @@
 """Validation of Scene input, divergence handling, scene and recording files, the CLI."""
+import json
 import math
 import re
 import subprocess
@@ -226,3 +227,103 @@ def test_bad_scene_and_run_arguments_name_the_argument():
     with pytest.raises(ValueError, match=r"^plane 'Floor': material must be a solver.Material, got str$"):
         scene.add_plane(material="rubber", name="Floor")
     assert scene.bodies == [] and scene.planes == []
+
+
+# ------------------------------------------------------------------------------- scene files
+def saved_scene(tmp_path, change=None):
+    """demo_scene saved as JSON after ``change(document)``; returns the path."""
+    document = json.loads(json.dumps(demo_scene().to_dict()))
+    if change is not None:
+        change(document)
+    path = tmp_path / "scene.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def body(k, **values):
+    return lambda document: document["bodies"][k].update(values)
+
+
+def drop(section, k, *keys):
+    def change(document):
+        for key in keys:
+            del document[section][k][key]
+    return change
+
+
+@pytest.mark.parametrize("change, message", [
+    (body(1, material=999), "bodies[1].material 999 is out of range: expected a material index from 0 to 1"),
+    (lambda document: document.update(bodies="nope"), "bodies must be a list, got 'nope'"),
+    (drop("bodies", 1, "position"), "bodies[1].position is missing"),
+    (drop("planes", 0, "normal"), "planes[0].normal is missing"),
+    (drop("bodies", 1, "density", "mass"), "bodies[1] needs density or mass; it has neither"),
+    (body(0, position=["1", "2", "3"]), "bodies[0].position must be 3 numbers, got ['1', '2', '3']"),
+    (body(0, semi_axes=[0.05, 0.0, 0.03]), "bodies[0].semi_axes must be positive, got semi_axes[1] = 0.0"),
+    (body(0, density=math.nan), "bodies[0].density must be positive and finite, got nan"),
+    (body(0, orientation=[0, 0, 0, 0]), "bodies[0].orientation must be a unit quaternion (w, x, y, z), got norm 0"),
+    (body(0, fixed="no"), "bodies[0].fixed must be true or false, got 'no'"),
+    (body(0, semi_axes=[1e200, 1e200, 1e200]), "bodies[0].density gives mass inf kg"),
+    (body(2, kinematic=False), "bodies[2].track needs a body added with kinematic=True"),
+    (lambda document: document["bodies"][2]["track"].update(times=[0.0, 0.0]),
+     "bodies[2].track.times must be strictly increasing"),
+    (lambda document: document["materials"][0].update(friction=-1), "materials[0].friction must be >= 0, got -1"),
+    (lambda document: document.update(ropes=[{"points": [[0, 0, 0]]}]), "ropes[0].points needs at least 2 points"),
+    (lambda document: document.update(ropes=[{"points": [[0, 0, 1], [1, 0, 1]], "attachments": [[1, 7, [0, 0, 0]]]}]),
+     "ropes[0].attachments[0] body 7 does not exist (3 bodies)"),
+    (lambda document: document.update(version=2),
+     "version is 2: this scene needs a newer solver (this one reads scene files up to version 1)"),
+    (lambda document: document.update(format="something else"),
+     "format is 'something else': not a Quadric Dynamics scene (expected 'quadric-dynamics-scene')"),
+])
+def test_scene_file_errors_name_the_file_the_json_path_and_what_was_found(tmp_path, change, message):
+    path = saved_scene(tmp_path, change)
+    with pytest.raises(solver.SceneFileError) as error:
+        solver.Scene.load(path)
+    assert str(error.value).startswith(f"{path}: {message}")
+    assert isinstance(error.value, ValueError) and error.value.file == str(path)
+
+
+@pytest.mark.parametrize("contents, message", [
+    (lambda text: text[:len(text) // 2], "not valid JSON (truncated or damaged?): "),
+    (lambda text: "[1, 2]", "must be a JSON object, got [1, 2]"),
+    (lambda text: text.replace('"Ground"', '"Gr\udcffound"'), "not a text (UTF-8) file"),
+])
+def test_unreadable_scene_files_are_scene_file_errors(tmp_path, contents, message):
+    path = saved_scene(tmp_path)
+    path.write_bytes(contents(path.read_text()).encode("utf-8", "surrogateescape"))
+    with pytest.raises(solver.SceneFileError, match="^" + re.escape(f"{path}: {message}")):
+        solver.Scene.load(path)
+
+
+def test_unknown_keys_warn_and_the_scene_still_loads(tmp_path):
+    path = saved_scene(tmp_path, lambda document: (document.update(comment="by hand"),
+                                                   document["bodies"][0].update(colour="red")))
+    with pytest.warns(UserWarning) as caught:
+        loaded = solver.Scene.load(path)
+    assert sorted(str(w.message) for w in caught) == [f"{path}: bodies[0].colour is not a known key; ignored",
+                                                      f"{path}: comment is not a known key; ignored"]
+    assert loaded.to_dict() == demo_scene().to_dict()
+
+
+def test_older_scene_files_load_with_defaults(tmp_path):
+    """Keys added after version 1 first shipped (ropes, box rotation, kinematic, track) may be absent."""
+    def strip(document):
+        del document["ropes"]
+        del document["boxes"][0]["rotation"]
+        for entry in document["bodies"][:2]:
+            del entry["kinematic"], entry["track"]
+    loaded = solver.Scene.load(saved_scene(tmp_path, strip))
+    assert loaded.to_dict() == demo_scene().to_dict()
+
+
+def test_readme_quotes_only_error_messages_the_solver_produces(tmp_path, monkeypatch):
+    """Every file error the README quotes (`scene.json: ...`) is produced here, word for word."""
+    monkeypatch.chdir(tmp_path)  # so the file is named as the README names it
+    produced = set()
+    for change in (lambda document: document["bodies"].insert(3, dict(document["bodies"][0], position="abc")),):
+        saved_scene(tmp_path, change)
+        with pytest.raises(solver.SceneFileError) as error:
+            solver.Scene.load("scene.json")
+        produced.add(str(error.value))
+    quoted = re.findall(r"`(scene\.json: [^`]+)`", (ROOT / "README.md").read_text())
+    assert quoted and set(quoted) <= produced, (quoted, produced)
