@@ -8,6 +8,7 @@ against its schema: a SceneFileError names the file and the JSON path.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass, fields
 
@@ -219,6 +220,11 @@ class Scene:
         return dict(format=SCENE_FORMAT, version=SCENE_VERSION, gravity=list(self.gravity),
                     materials=[asdict(m) for m in self.materials], bodies=self.bodies,
                     planes=self.planes, boxes=self.boxes, tubes=self.tubes, ropes=self.ropes)
+
+    def content_hash(self) -> str:
+        """sha256 of the scene's canonical JSON; a recording carries it so it can be matched to its scene."""
+        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def save(self, path) -> None:
         with open(path, "w", encoding="utf-8") as handle:

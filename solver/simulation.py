@@ -202,7 +202,8 @@ class Simulation:
         names = [body["name"] for body in self.scene.bodies]
         recording = Recording(fps, names, PHASES, np.zeros((frames, n, 7)), {
             "contacts": np.zeros(frames, dtype=np.int64), "max_penetration": np.zeros(frames),
-            "kinetic_energy": np.zeros(frames), "phase_seconds": np.zeros((frames, len(PHASES)))})
+            "kinetic_energy": np.zeros(frames), "phase_seconds": np.zeros((frames, len(PHASES)))},
+            scene_hash=self.scene.content_hash())
         recording.ropes = [dict(name=rope["name"], nodes=np.zeros((frames, len(rope["points"]), 3)),
                                 segments=np.zeros((frames, len(rope["points"]) - 1, 4))) for rope in self.scene.ropes]
         self._record(recording, 0)

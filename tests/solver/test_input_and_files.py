@@ -327,3 +327,108 @@ def test_readme_quotes_only_error_messages_the_solver_produces(tmp_path, monkeyp
         produced.add(str(error.value))
     quoted = re.findall(r"`(scene\.json: [^`]+)`", (ROOT / "README.md").read_text())
     assert quoted and set(quoted) <= produced, (quoted, produced)
+
+
+# ------------------------------------------------------------------------------ recordings
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """A short recording of demo_scene plus a rope, saved; returns (scene, recording, path)."""
+    scene = demo_scene()
+    scene.add_rope(np.column_stack([np.linspace(-0.3, 0.3, 5), np.full(5, 0.6), np.full(5, 0.8)]), pinned=(0,),
+                   name="Cord")
+    recording = solver.Simulation(scene).run(frames=4)
+    path = tmp_path_factory.mktemp("recorded") / "rec.npz"
+    recording.save(path)
+    return scene, recording, path
+
+
+def rewrite_recording(path, target, meta_changes=None, **members):
+    """Copy the recording at ``path`` to ``target`` with meta changed and members replaced (None: removed)."""
+    with np.load(path) as archive:
+        arrays = {name: archive[name] for name in archive.files}
+    document = json.loads(str(arrays["meta"]))
+    document.update(meta_changes or {})
+    arrays["meta"] = np.array(json.dumps({key: value for key, value in document.items() if value is not None}))
+    arrays.update(members)
+    np.savez_compressed(target, **{name: value for name, value in arrays.items() if value is not None})
+    return target
+
+
+def test_recording_carries_the_scene_hash(recorded):
+    scene, recording, path = recorded
+    assert recording.scene_hash == scene.content_hash() and len(recording.scene_hash) == 64
+    loaded = solver.Recording.load(path)
+    assert loaded.scene_hash == recording.scene_hash and loaded.mismatches(scene) == []
+    assert loaded.ropes[0]["name"] == "Cord" and loaded.rope_nodes(0).shape == (4, 5, 3)
+    moved = solver.Scene.from_dict(json.loads(json.dumps(scene.to_dict())))
+    assert moved.content_hash() == scene.content_hash()  # a save and load keeps it
+    moved.bodies[0]["position"] = (0.0, 0.0, 0.21)
+    assert moved.content_hash() != scene.content_hash()
+
+
+def test_a_saved_and_loaded_scene_is_the_same_bit_for_bit(tmp_path):
+    """Normalising twice changes no bit, so a loaded scene keeps the content hash its recordings carry."""
+    rng = np.random.default_rng(3)
+    scene = solver.Scene()
+    for k in range(20):
+        q = rng.normal(size=4)
+        scene.add_ellipsoid((0.1, 0.1, 0.1), position=(k, 0.0, 1.0), orientation=q / np.linalg.norm(q))
+    scene.add_plane(normal=rng.normal(size=3))
+    scene.add_tube((0.0, 0.0, 0.0), rng.normal(size=3), radius=1.0, length=1.0)
+    scene.add_box_container((0.0, 0.0, 0.0), (1.0, 1.0, 1.0), rotation=q / np.linalg.norm(q))
+    scene.save(tmp_path / "scene.json")
+    loaded = solver.Scene.load(tmp_path / "scene.json")
+    assert loaded.to_dict() == scene.to_dict() and loaded.content_hash() == scene.content_hash()
+
+
+def test_recording_mismatches_say_which_bodies_and_ropes(recorded):
+    scene, _, path = recorded
+    recording = solver.Recording.load(path)
+    other = demo_scene()
+    other.bodies[1]["name"] = "Bee"
+    other.add_ellipsoid((0.05, 0.05, 0.05), position=(0.2, 0.2, 0.2), name="Extra")
+    assert recording.mismatches(other) == [
+        "bodies of the scene missing from the recording: 'Bee', 'Extra'",
+        "bodies in the recording that the scene does not have: 'B'",
+        "ropes in the recording that the scene does not have: 'Cord'"]
+    swapped = demo_scene()
+    swapped.bodies[0]["name"], swapped.bodies[1]["name"] = "B", "A"
+    swapped.add_rope(np.column_stack([np.linspace(-0.3, 0.3, 7), np.full(7, 0.6), np.full(7, 0.8)]), name="Cord")
+    assert recording.mismatches(swapped) == [
+        "bodies in another order: the recording has 'A', 'B', 'Mover', the scene 'B', 'A', 'Mover'",
+        "rope 0 ('Cord') has 5 nodes in the recording but 7 in the scene"]
+
+
+@pytest.mark.parametrize("meta, members, message", [
+    (dict(fps="24"), {}, "meta.fps must be a number, got '24'"),
+    (dict(version=3), {}, "meta.version is 3: this recording needs a newer solver "
+                          "(this one reads recording files up to version 2)"),
+    (dict(format=None), {}, "meta.format is missing: not a Quadric Dynamics recording"),
+    (dict(body_names=["A", 7, "Mover"]), {}, "meta.body_names[1] must be a name or null, got 7"),
+    (dict(scene_sha256="abc"), {}, "meta.scene_sha256 must be 64 hex digits or null, got 'abc'"),
+    ({}, dict(body_poses=np.zeros((4, 2, 7))), "body_poses must be (frames, 3 bodies, 7) poses, got shape (4, 2, 7)"),
+    ({}, dict(stats_contacts=None), "stats_contacts is missing"),
+    ({}, dict(stats_kinetic_energy=np.full(4, np.nan)), "stats_kinetic_energy contains NaN or infinity"),
+    ({}, dict(rope0_segments=np.zeros((4, 3, 4))), "rope0_segments must be 4 frames of 4 segment quaternions, "
+                                                   "got shape (4, 3, 4)"),
+    ({}, dict(meta=None), "meta is missing: not a Quadric Dynamics recording"),
+])
+def test_recording_file_errors_name_the_member(recorded, tmp_path, meta, members, message):
+    path = rewrite_recording(recorded[2], tmp_path / "bad.npz", meta, **members)
+    with pytest.raises(solver.SceneFileError, match="^" + re.escape(f"{path}: {message}")):
+        solver.Recording.load(path)
+
+
+def test_truncated_recording_is_a_scene_file_error(recorded, tmp_path):
+    path = tmp_path / "cut.npz"
+    path.write_bytes(recorded[2].read_bytes()[:-100])
+    with pytest.raises(solver.SceneFileError, match="^" + re.escape(
+            f"{path}: not a readable recording (.npz archive; truncated or damaged?): ")):
+        solver.Recording.load(path)
+
+
+def test_version_1_recordings_load_without_a_scene_hash(recorded, tmp_path):
+    path = rewrite_recording(recorded[2], tmp_path / "old.npz", dict(version=1, scene_sha256=None))
+    loaded = solver.Recording.load(path)
+    assert loaded.scene_hash is None
+    np.testing.assert_array_equal(loaded.body_poses, recorded[1].body_poses)
