@@ -11,7 +11,8 @@ import warnings
 
 import numpy as np
 
-from .validate import SceneFileError, array, at, describe, file_header, file_list, file_object, number
+from .validate import (SceneFileError, array, at, describe, file_header, file_list, file_object, number,
+                       write_atomically)
 
 RECORDING_FORMAT = "quadric-dynamics-recording"
 RECORDING_VERSION = 2  # 2: meta.scene_sha256
@@ -87,7 +88,7 @@ class Recording:
         return problems
 
     def save(self, path) -> None:
-        """Write the .npz archive."""
+        """Write the .npz archive; the file is replaced whole, so a failed save keeps the previous one."""
         meta = dict(format=RECORDING_FORMAT, version=RECORDING_VERSION, fps=self.fps, body_names=self.body_names,
                     phases=list(self.phases), rope_names=[r["name"] for r in self.ropes],
                     scene_sha256=self.scene_hash)
@@ -95,8 +96,8 @@ class Recording:
         for k, rope in enumerate(self.ropes):
             arrays[f"rope{k}_nodes"] = rope["nodes"]
             arrays[f"rope{k}_segments"] = rope["segments"]
-        with open(path, "wb") as handle:
-            np.savez_compressed(handle, meta=np.array(json.dumps(meta)), body_poses=self.body_poses, **arrays)
+        write_atomically(path, lambda handle: np.savez_compressed(
+            handle, meta=np.array(json.dumps(meta)), body_poses=self.body_poses, **arrays))
 
     @classmethod
     def load(cls, path) -> "Recording":

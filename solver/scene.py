@@ -16,7 +16,8 @@ import numpy as np
 
 from .model import ellipsoid_mass_properties
 from .validate import (FieldError, SceneFileError, array, at, describe, file_header, file_list, file_object, flag,
-                       integer, join, name_or_none, number, read_json, unit_quaternion, unit_vector, vector)
+                       integer, join, name_or_none, number, read_json, unit_quaternion, unit_vector, vector,
+                       write_atomically)
 
 SCENE_FORMAT = "quadric-dynamics-scene"
 SCENE_VERSION = 1
@@ -227,8 +228,8 @@ class Scene:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def save(self, path) -> None:
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(self.to_dict(), handle, indent=1)
+        """Write the scene as JSON; the file is replaced whole, so a failed save keeps the previous one."""
+        write_atomically(path, lambda handle: json.dump(self.to_dict(), handle, indent=1), encoding="utf-8")
 
     @classmethod
     def from_dict(cls, data, source="scene") -> "Scene":

@@ -17,6 +17,8 @@ import contextlib
 import json
 import math
 import numbers
+import os
+import secrets
 import warnings
 
 import numpy as np
@@ -224,3 +226,26 @@ def read_json(path):
         raise SceneFileError(path, "", f"not valid JSON (truncated or damaged?): {error}") from None
     except (ValueError, RecursionError) as error:  # numbers too long to convert, nesting too deep
         raise SceneFileError(path, "", f"not usable JSON: {error}") from None
+
+
+def write_atomically(path, write, encoding=None) -> None:
+    """Write ``path`` by ``write(handle)`` under a temporary name in the same folder, then rename it over
+    ``path``: an interrupted or failed save leaves the previous file whole (or no file), never half of one.
+
+    ``encoding`` opens the handle in text mode, otherwise binary.
+    """
+    path = os.fspath(path)
+    folder, name = os.path.split(os.path.abspath(path))
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    # os.open with 0o666 gives the new file the umask's usual permissions, as open() would
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(descriptor, "w" if encoding else "wb", encoding=encoding) as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

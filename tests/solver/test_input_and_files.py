@@ -1,4 +1,5 @@
 """Validation of Scene input, divergence handling, scene and recording files, the CLI."""
+import io
 import json
 import math
 import re
@@ -432,3 +433,45 @@ def test_version_1_recordings_load_without_a_scene_hash(recorded, tmp_path):
     loaded = solver.Recording.load(path)
     assert loaded.scene_hash is None
     np.testing.assert_array_equal(loaded.body_poses, recorded[1].body_poses)
+
+
+# --------------------------------------------------------------------------- interrupted saves
+def half_then_fail(buffer, handle):
+    """Write the first half of what the real serialiser wrote to ``buffer``, then fail as a full disk would."""
+    handle.write(buffer.getvalue()[:len(buffer.getvalue()) // 2])
+    raise OSError(28, "No space left on device")
+
+
+def check_interrupted_save(obj, path, load, monkeypatch, module, name, fake):
+    obj.save(path)
+    before = path.read_bytes()
+    monkeypatch.setattr(module, name, fake)
+    with pytest.raises(OSError, match="No space left"):
+        obj.save(path)
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left behind
+    load(path)  # still loads
+
+
+def test_an_interrupted_scene_save_leaves_the_old_file_whole(tmp_path, monkeypatch):
+    real = json.dump
+
+    def fake(data, handle, **options):
+        buffer = io.StringIO()
+        real(data, buffer, **options)
+        half_then_fail(buffer, handle)
+
+    check_interrupted_save(demo_scene(), tmp_path / "scene.json", solver.Scene.load, monkeypatch, json, "dump", fake)
+
+
+def test_an_interrupted_recording_save_leaves_the_old_file_whole(recorded, tmp_path, monkeypatch):
+    real = np.savez_compressed
+
+    def fake(handle, **arrays):
+        buffer = io.BytesIO()
+        real(buffer, **arrays)
+        half_then_fail(buffer, handle)
+
+    check_interrupted_save(recorded[1], tmp_path / "rec.npz", solver.Recording.load, monkeypatch, np,
+                           "savez_compressed", fake)
