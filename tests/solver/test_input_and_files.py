@@ -475,3 +475,41 @@ def test_an_interrupted_recording_save_leaves_the_old_file_whole(recorded, tmp_p
 
     check_interrupted_save(recorded[1], tmp_path / "rec.npz", solver.Recording.load, monkeypatch, np,
                            "savez_compressed", fake)
+
+
+# ------------------------------------------------------------------------------------ the CLI
+def run_cli(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "solver", *map(str, args)], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["run", "{bad}", "-o", "{out}"], "bodies[1].material 999 is out of range"),
+    (["run", "{cut}", "-o", "{out}"], "not valid JSON"),
+    (["run", "{missing}", "-o", "{out}"], "No such file or directory"),
+    (["run", "{good}", "-o", "{out}", "--frames", "0"], "argument --frames: expected a positive integer, got '0'"),
+    (["run", "{good}", "-o", "{out}", "--fps", "nan"], "argument --fps: expected a positive number, got 'nan'"),
+    (["run", "{good}", "-o", "{out}", "--substeps", "many"], "argument --substeps: expected a positive integer"),
+    (["run", "{good}", "-o", "{out}", "--colour", "red"], "unrecognized arguments: --colour red"),
+    (["run", "{good}"], "the following arguments are required: -o/--output"),
+    (["run", "{good}", "-o", "{nowhere}"], "the folder"),
+])
+def test_cli_bad_file_or_option_gives_one_line_and_no_traceback(tmp_path, args, words):
+    paths = dict(good=saved_scene(tmp_path), out=tmp_path / "rec.npz", missing=tmp_path / "missing.json",
+                 nowhere=tmp_path / "no" / "rec.npz")
+    paths["bad"] = tmp_path / "bad.json"
+    paths["bad"].write_text(saved_scene(tmp_path, body(1, material=999)).read_text())
+    paths["cut"] = tmp_path / "cut.json"
+    paths["cut"].write_text(saved_scene(tmp_path).read_text()[:100])
+    result = run_cli(*(arg.format(**paths) for arg in args))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and "Traceback" not in result.stderr, result.stderr
+    assert not (tmp_path / "rec.npz").exists()
+
+
+def test_cli_reports_unknown_keys_as_one_line_warnings(tmp_path):
+    path = saved_scene(tmp_path, body(0, colour="red"))
+    result = run_cli("run", path, "-o", tmp_path / "rec.npz", "--frames", "2", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == f"warning: {path}: bodies[0].colour is not a known key; ignored\n"
