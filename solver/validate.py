@@ -113,7 +113,7 @@ def array(owner: str, field: str, value, shape: tuple, what: str) -> np.ndarray:
     if result.dtype.kind not in "iuf":
         raise FieldError(owner, field, f"must be {what}, got {describe(value)}")
     if result.ndim != len(shape) or any(want is not None and got != want for got, want in zip(result.shape, shape)):
-        raise FieldError(owner, field, f"must be {what}, got shape {result.shape}")
+        raise FieldError(owner, field, f"must be {what}, got {describe(result)}")
     result = result.astype(np.float64)
     if not np.all(np.isfinite(result)):
         raise FieldError(owner, field, f"contains NaN or infinity: {describe(result)}")

@@ -407,11 +407,12 @@ def test_recording_mismatches_say_which_bodies_and_ropes(recorded):
     (dict(format=None), {}, "meta.format is missing: not a Quadric Dynamics recording"),
     (dict(body_names=["A", 7, "Mover"]), {}, "meta.body_names[1] must be a name or null, got 7"),
     (dict(scene_sha256="abc"), {}, "meta.scene_sha256 must be 64 hex digits or null, got 'abc'"),
-    ({}, dict(body_poses=np.zeros((4, 2, 7))), "body_poses must be (frames, 3 bodies, 7) poses, got shape (4, 2, 7)"),
+    ({}, dict(body_poses=np.zeros((4, 2, 7))), "body_poses must be (frames, 3 bodies, 7) poses, "
+                                               "got an array of shape (4, 2, 7)"),
     ({}, dict(stats_contacts=None), "stats_contacts is missing"),
     ({}, dict(stats_kinetic_energy=np.full(4, np.nan)), "stats_kinetic_energy contains NaN or infinity"),
     ({}, dict(rope0_segments=np.zeros((4, 3, 4))), "rope0_segments must be 4 frames of 4 segment quaternions, "
-                                                   "got shape (4, 3, 4)"),
+                                                   "got an array of shape (4, 3, 4)"),
     ({}, dict(meta=None), "meta is missing: not a Quadric Dynamics recording"),
 ])
 def test_recording_file_errors_name_the_member(recorded, tmp_path, meta, members, message):
