@@ -15,7 +15,7 @@ from .validate import (SceneFileError, array, at, describe, file_header, file_li
                        write_atomically)
 
 RECORDING_FORMAT = "quadric-dynamics-recording"
-RECORDING_VERSION = 2  # 2: meta.scene_sha256
+RECORDING_VERSION = 2  # version 1 files have no meta.scene_sha256
 STATS = ("contacts", "max_penetration", "kinetic_energy", "phase_seconds")
 
 

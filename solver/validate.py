@@ -3,9 +3,9 @@
 Two kinds of error, both ValueError:
 
 - FieldError: a bad argument of the API (``Scene.add_ellipsoid``, ``Simulation(...)``); it names
-  the object and the field, e.g. ``ellipsoid 'Rock' (body 3): position must be 3 numbers, got 'x'``.
+  the object and the field, e.g. ``Simulation: iterations must be an integer >= 1, got 0``.
 - SceneFileError: a file that does not follow its schema; it names the file, the JSON path, what
-  was expected and what was found, e.g. ``scene.json: bodies[3].position must be 3 numbers, got 'x'``.
+  was expected and what was found, e.g. ``scene.json: bodies[3].position must be 3 numbers, got 'abc'``.
 
 File loaders check the structure here (objects, lists, required keys, indices) and pass values to
 the API, whose FieldErrors ``at()`` turns into SceneFileErrors at the right path, so every rule on

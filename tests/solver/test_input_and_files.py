@@ -318,7 +318,7 @@ def test_older_scene_files_load_with_defaults(tmp_path):
 
 
 def test_readme_quotes_only_error_messages_the_solver_produces(tmp_path, monkeypatch):
-    """Every file error the README quotes (`scene.json: ...`) is produced here, word for word."""
+    """Every file error the README and solver/validate.py quote (`scene.json: ...`) is produced here, word for word."""
     monkeypatch.chdir(tmp_path)  # so the file is named as the README names it
     produced = set()
     for change in (lambda document: document["bodies"].insert(3, dict(document["bodies"][0], position="abc")),):
@@ -326,8 +326,9 @@ def test_readme_quotes_only_error_messages_the_solver_produces(tmp_path, monkeyp
         with pytest.raises(solver.SceneFileError) as error:
             solver.Scene.load("scene.json")
         produced.add(str(error.value))
-    quoted = re.findall(r"`(scene\.json: [^`]+)`", (ROOT / "README.md").read_text())
-    assert quoted and set(quoted) <= produced, (quoted, produced)
+    for document in ("README.md", "solver/validate.py"):
+        quoted = re.findall(r"`(scene\.json: [^`]+)`", (ROOT / document).read_text())
+        assert quoted and set(quoted) <= produced, (document, quoted, produced)
 
 
 # ------------------------------------------------------------------------------ recordings
