@@ -415,6 +415,18 @@ class QUADRIC_OT_export_scene(bpy.types.Operator, ExportHelper):
         return {'FINISHED'}
 
 
+def recording_mismatch(scene, rec, name, ignore_scene_changes=False):
+    """Why a Recording cannot be baked onto this scene ('' if it can): other bodies or ropes, or another scene."""
+    problems = rec.mismatches(scene)
+    if problems:
+        return f"{name} does not match this scene: {'; '.join(problems)}. Export the scene again and re-run it"
+    if rec.scene_hash is not None and rec.scene_hash != scene.content_hash() and not ignore_scene_changes:
+        return (f"{name} was simulated from another version of this scene (a body, collider, rope, setting or the "
+                "frame range changed since it was exported). Export the scene again and re-run it, or import "
+                "with Ignore Scene Changes")
+    return ""
+
+
 class QUADRIC_OT_import_recording(bpy.types.Operator, ImportHelper):
     """Bake a recording simulated elsewhere (from an exported scene of this file)"""
     bl_idname = "quadric.import_recording"
@@ -422,6 +434,9 @@ class QUADRIC_OT_import_recording(bpy.types.Operator, ImportHelper):
     bl_options = {'REGISTER', 'UNDO'}
     filename_ext = ".npz"
     filter_glob: StringProperty(default="*.npz", options={'HIDDEN'})
+    ignore_scene_changes: BoolProperty(
+        name="Ignore Scene Changes", default=False,
+        description="Bake a recording of the same bodies and ropes even if the scene changed since it was exported")
 
     def execute(self, context):
         try:
@@ -431,10 +446,9 @@ class QUADRIC_OT_import_recording(bpy.types.Operator, ImportHelper):
         except (ValueError, OSError) as exc:
             self.report({'ERROR'}, str(exc))
             return {'CANCELLED'}
-        n_rec, n_scene = rec.body_poses.shape[1], len(conv.scene.bodies)
-        if n_rec != n_scene:
-            self.report({'ERROR'}, f"the recording has {n_rec} bodies but this scene has {n_scene}; "
-                                   "export the scene again and re-run it")
+        problem = recording_mismatch(conv.scene, rec, os.path.basename(self.filepath), self.ignore_scene_changes)
+        if problem:
+            self.report({'ERROR'}, problem)
             return {'CANCELLED'}
         nb, nr = bake.bake_recording(context, conv, rec)
         self.report({'INFO'}, f"baked {nb} bodies and {nr} ropes from {os.path.basename(self.filepath)}")

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import time
+import warnings
 
 
 def _progress_bar(stream):
@@ -22,25 +25,66 @@ def _progress_bar(stream):
     return report
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad option in one line on stderr (no usage block) and exits with 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _positive(parse, what):
+    """An argparse type: the text parsed by ``parse``, which must be finite and > 0."""
+
+    def convert(text):
+        try:
+            value = parse(text)
+        except ValueError:
+            value = None
+        if value is None or not (math.isfinite(value) and value > 0):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+
+    return convert
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"warning: {message}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m solver", description="Quadric Dynamics solver")
+    """Run the command line; returns the exit code: 0 done, 2 bad file or option, 3 diverged, 130 interrupted."""
+    parser = _Parser(prog="python -m solver", description="Quadric Dynamics solver")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="simulate a saved scene and write a recording")
     run.add_argument("scene", help="scene file written by Scene.save (JSON)")
     run.add_argument("-o", "--output", required=True, help="recording file to write (.npz)")
-    run.add_argument("--frames", type=int, default=250)
-    run.add_argument("--fps", type=float, default=24.0)
-    run.add_argument("--substeps", type=int, default=10)
-    run.add_argument("--iterations", type=int, default=None, help="contact solver iterations per substep")
-    run.add_argument("--threads", type=int, default=None,
+    count = _positive(int, "a positive integer")
+    run.add_argument("--frames", type=count, default=250)
+    run.add_argument("--fps", type=_positive(float, "a positive number"), default=24.0)
+    run.add_argument("--substeps", type=count, default=10)
+    run.add_argument("--iterations", type=count, default=None, help="contact solver iterations per substep")
+    run.add_argument("--threads", type=count, default=None,
                      help="slabs of the parallel contact solve (default: numba's thread count, at most 8)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        try:
+            return _run(args)
+        except KeyboardInterrupt:
+            print("\ninterrupted; no recording written", file=sys.stderr)
+            return 130
 
+
+def _run(args) -> int:
     import numba
 
     from . import Scene, Simulation, SimulationDiverged
 
+    folder = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(folder):
+        print(f"error: cannot write {args.output}: the folder {folder} does not exist", file=sys.stderr)
+        return 2
     try:
         scene = Scene.load(args.scene)
         options = {name: value for name, value in (("iterations", args.iterations), ("threads", args.threads))
@@ -56,14 +100,25 @@ def main(argv=None) -> int:
     except SimulationDiverged as error:
         print(f"\nerror: {error}", file=sys.stderr)
         if error.recording is not None and error.recording.frames:
-            error.recording.save(args.output)
-            print(f"kept {error.recording.frames} finished frames in {args.output}", file=sys.stderr)
+            if _save(error.recording, args.output):
+                print(f"kept {error.recording.frames} finished frames in {args.output}", file=sys.stderr)
         return 3
-    recording.save(args.output)
+    if not _save(recording, args.output):
+        return 2
     elapsed = time.perf_counter() - start
     print(f"wrote {args.output}: {recording.frames} frames, {len(recording.body_names)} bodies in {elapsed:.1f} s "
           f"(threading layer {sim.stats['threading_layer']}, {numba.get_num_threads()} threads)")
     return 0
+
+
+def _save(recording, path) -> bool:
+    """Write the recording; False after saying why it could not be written."""
+    try:
+        recording.save(path)
+    except OSError as error:
+        print(f"error: cannot write {path}: {error.strerror or error}", file=sys.stderr)
+        return False
+    return True
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import numpy as np
 
 from .math3d import quat_mul
 from .rope_kernels import BAND, first_non_finite_rope, max_length_error, rope_advance, rope_substep
+from .validate import FieldError, array, describe, integer, number, vector
 
 __all__ = ["RopeModel", "RopeState", "FreeBodies", "build_ropes", "rope_substep", "rope_advance", "run_ropes",
            "rope_joint_moments", "max_length_error", "rope_frames_from_points", "rope_nodes", "rope_segments",
@@ -180,101 +181,90 @@ def _rope_label(spec, index):
     return f"rope {name!r}" if name else f"rope {index}"
 
 
-def _positive(label, spec, field):
-    value = spec[field]
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{label}: {field} must be a number, got {value!r}") from None
-    if not math.isfinite(value) or value <= 0.0:
-        raise ValueError(f"{label}: {field} must be positive and finite, got {value!r}")
-    return value
-
-
 def _node_index(label, field, value, n):
-    try:
-        index = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{label}: {field} must hold node indices, got {value!r}") from None
-    if index != value or not -n <= index < n:
-        raise ValueError(f"{label}: {field} index {value!r} out of range for {n} nodes")
-    return index % n
+    """A node index of a rope of n nodes; negative ones count from the end."""
+    return integer(label, field, value, -n, n - 1, "a node index") % n
+
+
+def _node_indices(label, field, value, n):
+    """Node indices given as one index or a flat list of them."""
+    values = value.tolist() if isinstance(value, np.ndarray) else value
+    if not isinstance(values, (list, tuple, range)):
+        values = [values]
+    return sorted({_node_index(label, field, v, n) for v in values})
+
+
+def _check_derived(label, rope):
+    """Segment masses, inertias and joint stiffnesses must be finite and non-zero: build_ropes divides by them."""
+    radius, lengths = np.float64(rope["radius"]), rope["lengths"]
+    with np.errstate(all="ignore"):
+        mass = rope["density"] * np.pi * radius ** 2 * lengths
+        derived = np.concatenate([mass, mass * (3.0 * radius ** 2 + lengths ** 2) / 12.0, 0.5 * mass * radius ** 2,
+                                  np.array([rope["young_modulus"], rope["shear_modulus"]]) * np.pi * radius ** 4])
+        usable = np.all(np.isfinite(derived)) and np.all(np.isfinite(1.0 / derived))
+    if not usable:
+        raise FieldError(label, "radius", f"{radius:g} gives segment masses, inertias or stiffnesses of zero or "
+                                          f"infinity with density {rope['density']:g}, young_modulus "
+                                          f"{rope['young_modulus']:g}, shear_modulus {rope['shear_modulus']:g} and "
+                                          f"segments {lengths.min():g} to {lengths.max():g} m long")
 
 
 def validate_rope_spec(spec, index, n_bodies):
-    """Check one rope spec (add_rope arguments as a dict); ValueError names the rope and the field."""
+    """Check one rope spec (add_rope arguments as a dict); FieldError names the rope and the field."""
     unknown = set(spec) - set(DEFAULTS) - {"points"}
     label = _rope_label(spec, index)
     if unknown:
         raise ValueError(f"{label}: unknown field(s) {sorted(unknown)}")
     spec = {**DEFAULTS, **spec}
     if "points" not in spec:
-        raise ValueError(f"{label}: points are required")
-    try:
-        points = np.array(spec["points"], dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{label}: points must be an (n, 3) array of numbers") from None
-    if points.ndim != 2 or points.shape[1] != 3:
-        raise ValueError(f"{label}: points must be an (n, 3) array, got shape {points.shape}")
+        raise FieldError(label, "points", "are required")
+    points = array(label, "points", spec["points"], (None, 3), "an (n, 3) array of numbers")
     if points.shape[0] < 2:
-        raise ValueError(f"{label}: points needs at least 2 points, got {points.shape[0]}")
-    if not np.all(np.isfinite(points)):
-        raise ValueError(f"{label}: points contain NaN or infinity")
-    lengths = np.linalg.norm(np.diff(points, axis=0), axis=1)
+        raise FieldError(label, "points", f"needs at least 2 points, got {points.shape[0]}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        lengths = np.linalg.norm(np.diff(points, axis=0), axis=1)
+    if not np.all(np.isfinite(lengths)):
+        raise FieldError(label, "points", "are too far apart (their distances overflow)")
     scale = max(float(np.max(np.abs(points))), 1.0)
     if np.any(lengths <= 1e-9 * scale):
         bad = int(np.argmax(lengths <= 1e-9 * scale))
-        raise ValueError(f"{label}: points {bad} and {bad + 1} coincide")
+        raise FieldError(label, "points", f"{bad} and {bad + 1} coincide")
     tangents = np.diff(points, axis=0) / lengths[:, None]
     cos_turn = np.sum(tangents[1:] * tangents[:-1], axis=1)
     if np.any(cos_turn < math.cos(math.radians(MAX_KINK_DEGREES))):
         bad = int(np.argmax(cos_turn < math.cos(math.radians(MAX_KINK_DEGREES)))) + 1
-        raise ValueError(f"{label}: points fold back on themselves at point {bad}")
+        raise FieldError(label, "points", f"fold back on themselves at point {bad}")
     out = dict(points=points, lengths=lengths, label=label)
     for field in ("radius", "density", "young_modulus", "shear_modulus"):
-        out[field] = _positive(label, spec, field)
+        out[field] = number(label, field, spec[field], positive=True)
     for field in ("damping", "internal_damping"):
-        value = spec[field]
-        if value is None:
-            value = 0.0
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{label}: {field} must be a number, got {value!r}") from None
-        if not math.isfinite(value) or value < 0.0:
-            raise ValueError(f"{label}: {field} must be non-negative and finite, got {value!r}")
-        out[field] = value
-    try:
-        out["material"] = int(spec["material"])
-    except (TypeError, ValueError):
-        raise ValueError(f"{label}: material must be an index, got {spec['material']!r}") from None
+        out[field] = 0.0 if spec[field] is None else number(label, field, spec[field], minimum=0.0)
+    out["material"] = integer(label, "material", spec["material"], minimum=0, what="a material index")
+    _check_derived(label, out)
     n = len(points)
-    out["pinned"] = sorted({_node_index(label, "pinned", p, n) for p in np.atleast_1d(spec["pinned"]).tolist()}) \
-        if len(np.atleast_1d(spec["pinned"])) else []
-    clamped = np.atleast_1d(spec["clamped"]).tolist() if len(np.atleast_1d(spec["clamped"])) else []
-    out["clamped"] = sorted({_node_index(label, "clamped", c, n) for c in clamped})
+    out["pinned"] = _node_indices(label, "pinned", spec["pinned"], n)
+    out["clamped"] = _node_indices(label, "clamped", spec["clamped"], n)
     for c in out["clamped"]:
         if c not in (0, n - 1):
-            raise ValueError(f"{label}: clamped node {c} must be an end node (0 or {n - 1})")
+            raise FieldError(label, "clamped", f"node {c} must be an end node (0 or {n - 1})")
+    given = list(spec["attachments"]) if isinstance(spec["attachments"], np.ndarray) else spec["attachments"]
+    if not isinstance(given, (list, tuple)):
+        raise FieldError(label, "attachments", f"must be a list of (node, body, local_point), got {describe(given)}")
     attachments = []
     seen = set()
-    for k, attachment in enumerate(spec["attachments"]):
+    for k, attachment in enumerate(given):
         try:
             node, body, local = attachment
         except (TypeError, ValueError):
-            raise ValueError(f"{label}: attachments[{k}] must be (node, body, local_point)") from None
+            raise FieldError(label, f"attachments[{k}]", f"must be (node, body, local_point), "
+                                                         f"got {describe(attachment)}") from None
         node = _node_index(label, f"attachments[{k}] node", node, n)
-        try:
-            body_index = int(body)
-        except (TypeError, ValueError):
-            raise ValueError(f"{label}: attachments[{k}] body must be a body index, got {body!r}") from None
-        if body_index != body or not 0 <= body_index < n_bodies:
-            raise ValueError(f"{label}: attachments[{k}] body {body!r} does not exist ({n_bodies} bodies)")
-        local = np.array(local, dtype=np.float64).reshape(-1)
-        if local.shape != (3,) or not np.all(np.isfinite(local)):
-            raise ValueError(f"{label}: attachments[{k}] local_point must be 3 finite numbers")
+        body_index = integer(label, f"attachments[{k}] body", body, minimum=0, what="a body index")
+        if body_index >= n_bodies:
+            raise FieldError(label, f"attachments[{k}]", f"body {body!r} does not exist ({n_bodies} bodies)")
+        local = np.array(vector(label, f"attachments[{k}] local_point", local, 3))
         if node in seen:
-            raise ValueError(f"{label}: attachments[{k}] node {node} is already attached")
+            raise FieldError(label, f"attachments[{k}]", f"node {node} is already attached")
         seen.add(node)
         attachments.append((node, body_index, local))
     out["attachments"] = attachments

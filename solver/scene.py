@@ -3,15 +3,21 @@
 A Scene holds bodies, static colliders, ropes, materials and gravity as plain
 Python values. It validates every value when it is added, so an error names the
 object and the field, and it saves to and loads from JSON so a bake can run on
-another machine (``python -m solver run scene.json``).
+another machine (``python -m solver run scene.json``). Loading checks the file
+against its schema: a SceneFileError names the file and the JSON path.
 """
 from __future__ import annotations
 
+import hashlib
 import json
-import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
+
+from .model import ellipsoid_mass_properties
+from .validate import (FieldError, SceneFileError, array, at, describe, file_header, file_list, file_object, flag,
+                       integer, join, name_or_none, number, read_json, unit_quaternion, unit_vector, vector,
+                       write_atomically)
 
 SCENE_FORMAT = "quadric-dynamics-scene"
 SCENE_VERSION = 1
@@ -41,60 +47,20 @@ class Material:
     restitution: float = 0.0
 
     def __post_init__(self):
-        for field in ("friction", "rolling_friction", "spinning_friction", "restitution"):
-            value = getattr(self, field)
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise ValueError(f"Material.{field} must be a finite number >= 0, got {value!r}")
-        if self.restitution > 1.0:
-            raise ValueError(f"Material.restitution must be in [0, 1], got {self.restitution!r}")
+        for field in fields(self):
+            value = number("Material", field.name, getattr(self, field.name), minimum=0.0,
+                           maximum=1.0 if field.name == "restitution" else None)
+            object.__setattr__(self, field.name, value)
 
 
 DEFAULT_MATERIAL = Material()
-
-
-def _vector(owner: str, field: str, value, size: int) -> tuple:
-    try:
-        array = np.asarray(value, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise ValueError(f"{owner}: {field} must be {size} numbers, got {value!r}") from None
-    if array.size != size:
-        raise ValueError(f"{owner}: {field} must have {size} components, got {array.size}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{owner}: {field} contains NaN or infinity: {array.tolist()}")
-    return tuple(float(x) for x in array)
-
-
-def _positive(owner: str, field: str, value) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{owner}: {field} must be a number, got {value!r}") from None
-    if not math.isfinite(number) or number <= 0.0:
-        raise ValueError(f"{owner}: {field} must be positive and finite, got {value!r}")
-    return number
-
-
-def _unit(owner: str, field: str, value, size: int) -> tuple:
-    vector = np.array(_vector(owner, field, value, size))
-    norm = float(np.linalg.norm(vector))
-    if norm < 1e-12:
-        raise ValueError(f"{owner}: {field} must not be the zero vector")
-    return tuple(float(x) for x in vector / norm)
-
-
-def _unit_quaternion(owner: str, field: str, value) -> tuple:
-    q = np.array(_vector(owner, field, value, 4))
-    norm = float(np.linalg.norm(q))
-    if abs(norm - 1.0) > 1e-5:
-        raise ValueError(f"{owner}: {field} must be a unit quaternion (w, x, y, z), got norm {norm:.6g}")
-    return tuple(float(x) for x in q / norm)
 
 
 class Scene:
     """Everything a simulation needs, as plain values. See the module docstring."""
 
     def __init__(self, gravity=(0.0, 0.0, -9.81)):
-        self.gravity = _vector("Scene", "gravity", gravity, 3)
+        self.gravity = vector("Scene", "gravity", gravity, 3)
         self.materials: list[Material] = []
         self.bodies: list[dict] = []
         self.planes: list[dict] = []
@@ -107,10 +73,16 @@ class Scene:
         if material is None:
             material = DEFAULT_MATERIAL
         if not isinstance(material, Material):
-            raise ValueError(f"{owner}: material must be a solver.Material, got {type(material).__name__}")
+            raise FieldError(owner, "material", f"must be a solver.Material, got {type(material).__name__}")
         if material not in self.materials:
             self.materials.append(material)
         return self.materials.index(material)
+
+    @staticmethod
+    def _owner(kind: str, index: int, name) -> str:
+        """How errors name an object: by name where it has one, else by index."""
+        name = name_or_none(f"{kind} {index}", "name", name)
+        return f"{kind} {name!r}" if name else f"{kind} {index}"
 
     def body_label(self, index: int) -> str:
         name = self.bodies[index].get("name")
@@ -129,28 +101,30 @@ class Scene:
         velocity. Both have infinite mass in contacts.
         """
         index = len(self.bodies)
+        name = name_or_none(f"ellipsoid (body {index})", "name", name)
         owner = f"ellipsoid {name!r} (body {index})" if name else f"ellipsoid (body {index})"
-        axes = _vector(owner, "semi_axes", semi_axes, 3)
+        axes = vector(owner, "semi_axes", semi_axes, 3)
         for k, axis in enumerate(axes):
             if axis <= 0.0:
-                raise ValueError(f"{owner}: semi_axes must be positive, got semi_axes[{k}] = {axis}")
+                raise FieldError(owner, "semi_axes", f"must be positive, got semi_axes[{k}] = {axis}")
         body = dict(
             name=name,
             shape="ellipsoid",
             semi_axes=axes,
-            position=_vector(owner, "position", position, 3),
-            orientation=_unit_quaternion(owner, "orientation", orientation),
-            velocity=_vector(owner, "velocity", velocity, 3),
-            angular_velocity=_vector(owner, "angular_velocity", angular_velocity, 3),
-            density=_positive(owner, "density", density),
-            mass=None if mass is None else _positive(owner, "mass", mass),
+            position=vector(owner, "position", position, 3),
+            orientation=unit_quaternion(owner, "orientation", orientation),
+            velocity=vector(owner, "velocity", velocity, 3),
+            angular_velocity=vector(owner, "angular_velocity", angular_velocity, 3),
+            density=number(owner, "density", density, positive=True),
+            mass=None if mass is None else number(owner, "mass", mass, positive=True),
             material=self._material_index(owner, material),
-            fixed=bool(fixed),
-            kinematic=bool(kinematic),
+            fixed=flag(owner, "fixed", fixed),
+            kinematic=flag(owner, "kinematic", kinematic),
             track=None,
         )
         if body["fixed"] and body["kinematic"]:
-            raise ValueError(f"{owner}: a body cannot be both fixed and kinematic")
+            raise FieldError(owner, "kinematic", "must be false for a fixed body (a body cannot be both)")
+        _check_mass(owner, body)
         self.bodies.append(body)
         return index
 
@@ -160,31 +134,28 @@ class Scene:
         The solver interpolates linearly (positions) and by slerp (rotations)
         and derives the velocity it pushes with from the track.
         """
-        if not 0 <= body < len(self.bodies):
-            raise ValueError(f"set_kinematic_track: body {body} does not exist ({len(self.bodies)} bodies)")
+        body = integer("set_kinematic_track", "body", body, 0, len(self.bodies) - 1, "a body index")
         owner = self.body_label(body)
         if not self.bodies[body]["kinematic"]:
-            raise ValueError(f"{owner}: set_kinematic_track needs a body added with kinematic=True")
-        times = np.asarray(times, dtype=np.float64).reshape(-1)
-        poses = np.asarray(poses, dtype=np.float64)
-        if times.size < 1 or poses.shape != (times.size, 7):
-            raise ValueError(f"{owner}: track poses must have shape ({times.size}, 7), got {poses.shape}")
-        if not (np.all(np.isfinite(times)) and np.all(np.isfinite(poses))):
-            raise ValueError(f"{owner}: track contains NaN or infinity")
+            raise FieldError(owner, "track", "needs a body added with kinematic=True")
+        times = array(owner, "track.times", times, (None,), "a list of times")
+        if times.size < 1:
+            raise FieldError(owner, "track.times", "must hold at least one time, got none")
+        poses = array(owner, "track.poses", poses, (times.size, 7), f"{times.size} poses (x, y, z, w, qx, qy, qz)")
         if np.any(np.diff(times) <= 0):
-            raise ValueError(f"{owner}: track times must be strictly increasing")
+            raise FieldError(owner, "track.times", "must be strictly increasing")
         norms = np.linalg.norm(poses[:, 3:], axis=1)
         if np.any(np.abs(norms - 1.0) > 1e-5):
-            raise ValueError(f"{owner}: track orientations must be unit quaternions")
+            raise FieldError(owner, "track.poses", "orientations must be unit quaternions")
         self.bodies[body]["track"] = dict(times=times.tolist(), poses=poses.tolist())
 
     # --------------------------------------------------------------- colliders
     def add_plane(self, point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), material=None, name=None) -> int:
         """Add an infinite static plane; bodies are kept on the side ``normal`` points to."""
         index = len(self.planes)
-        owner = f"plane {name!r}" if name else f"plane {index}"
-        self.planes.append(dict(name=name, point=_vector(owner, "point", point, 3),
-                                normal=_unit(owner, "normal", normal, 3),
+        owner = self._owner("plane", index, name)
+        self.planes.append(dict(name=name, point=vector(owner, "point", point, 3),
+                                normal=unit_vector(owner, "normal", normal, 3),
                                 material=self._material_index(owner, material)))
         return index
 
@@ -196,24 +167,24 @@ class Scene:
         Bodies whose centre is outside the box do not collide with it.
         """
         index = len(self.boxes)
-        owner = f"box container {name!r}" if name else f"box container {index}"
-        half = _vector(owner, "half_extents", half_extents, 3)
+        owner = self._owner("box container", index, name)
+        half = vector(owner, "half_extents", half_extents, 3)
         for k, h in enumerate(half):
             if h <= 0.0:
-                raise ValueError(f"{owner}: half_extents must be positive, got half_extents[{k}] = {h}")
-        self.boxes.append(dict(name=name, center=_vector(owner, "center", center, 3), half_extents=half,
-                               rotation=_unit_quaternion(owner, "rotation", rotation),
+                raise FieldError(owner, "half_extents", f"must be positive, got half_extents[{k}] = {h}")
+        self.boxes.append(dict(name=name, center=vector(owner, "center", center, 3), half_extents=half,
+                               rotation=unit_quaternion(owner, "rotation", rotation),
                                material=self._material_index(owner, material)))
         return index
 
     def add_tube(self, center, axis, radius, length, material=None, name=None) -> int:
         """Add an open hollow cylinder; bodies inside it collide with its inner wall."""
         index = len(self.tubes)
-        owner = f"tube {name!r}" if name else f"tube {index}"
-        self.tubes.append(dict(name=name, center=_vector(owner, "center", center, 3),
-                               axis=_unit(owner, "axis", axis, 3),
-                               radius=_positive(owner, "radius", radius),
-                               length=_positive(owner, "length", length),
+        owner = self._owner("tube", index, name)
+        self.tubes.append(dict(name=name, center=vector(owner, "center", center, 3),
+                               axis=unit_vector(owner, "axis", axis, 3),
+                               radius=number(owner, "radius", radius, positive=True),
+                               length=number(owner, "length", length, positive=True),
                                material=self._material_index(owner, material)))
         return index
 
@@ -232,11 +203,11 @@ class Scene:
         from .rope import validate_rope_spec
 
         index = len(self.ropes)
+        owner = self._owner("rope", index, name)
         spec = validate_rope_spec(dict(points=points, radius=radius, density=density, young_modulus=young_modulus,
                                        shear_modulus=shear_modulus, damping=damping, pinned=pinned,
                                        clamped=clamped, attachments=attachments, name=name), index,
                                   len(self.bodies))
-        owner = f"rope {name!r}" if name else f"rope {index}"
         self.ropes.append(dict(
             name=name, points=spec["points"].tolist(), radius=spec["radius"], density=spec["density"],
             young_modulus=spec["young_modulus"], shear_modulus=spec["shear_modulus"], damping=spec["damping"],
@@ -251,39 +222,93 @@ class Scene:
                     materials=[asdict(m) for m in self.materials], bodies=self.bodies,
                     planes=self.planes, boxes=self.boxes, tubes=self.tubes, ropes=self.ropes)
 
+    def content_hash(self) -> str:
+        """sha256 of the scene's canonical JSON; a recording carries it so it can be matched to its scene."""
+        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
     def save(self, path) -> None:
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(self.to_dict(), handle, indent=1)
+        """Write the scene as JSON; the file is replaced whole, so a failed save keeps the previous one."""
+        write_atomically(path, lambda handle: json.dump(self.to_dict(), handle, indent=1), encoding="utf-8")
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Scene":
-        if data.get("format") != SCENE_FORMAT:
-            raise ValueError(f"not a Quadric Dynamics scene (format {data.get('format')!r})")
-        if data.get("version", 0) > SCENE_VERSION:
-            raise ValueError(f"scene version {data['version']} is newer than this solver ({SCENE_VERSION})")
-        scene = cls(gravity=data["gravity"])
-        materials = [Material(**m) for m in data["materials"]]
-        for body in data["bodies"]:
-            index = scene.add_ellipsoid(
-                semi_axes=body["semi_axes"], position=body["position"], orientation=body["orientation"],
-                velocity=body["velocity"], angular_velocity=body["angular_velocity"], density=body["density"],
-                material=materials[body["material"]], fixed=body["fixed"], name=body["name"],
-                mass=body["mass"], kinematic=body["kinematic"])
-            if body.get("track"):
-                scene.set_kinematic_track(index, body["track"]["times"], body["track"]["poses"])
-        for plane in data["planes"]:
-            scene.add_plane(plane["point"], plane["normal"], materials[plane["material"]], plane["name"])
-        for box in data["boxes"]:
-            scene.add_box_container(box["center"], box["half_extents"], materials[box["material"]], box["name"],
-                                    box.get("rotation", (1.0, 0.0, 0.0, 0.0)))
-        for tube in data["tubes"]:
-            scene.add_tube(tube["center"], tube["axis"], tube["radius"], tube["length"],
-                           materials[tube["material"]], tube["name"])
-        for rope in data.get("ropes", []):  # ROPE HOOK
-            scene.add_rope(**{**rope, "material": materials[rope["material"]]})
+    def from_dict(cls, data, source="scene") -> "Scene":
+        """The Scene of a ``to_dict`` document, checked against the file schema (source: the file, for errors).
+
+        Raises SceneFileError naming ``source`` and the JSON path; warns about unknown keys.
+        """
+        file_header(source, "", data, SCENE_FORMAT, SCENE_VERSION, "scene")
+        top = file_object(source, "", data, ("format", "version", "gravity"), _FILE_LISTS)
+        with at(source, ""):
+            scene = cls(gravity=top["gravity"])
+        material_fields = [field.name for field in fields(Material)]
+        for k, raw in enumerate(file_list(source, "materials", top.get("materials", []))):
+            with at(source, f"materials[{k}]"):
+                scene.materials.append(Material(**file_object(source, f"materials[{k}]", raw, (), material_fields)))
+        # the file's materials come first, so its material indices keep pointing at the same materials
+        materials = list(scene.materials)
+        for kind, (required, optional) in _FILE_KEYS.items():
+            for k, raw in enumerate(file_list(source, kind, top.get(kind, []))):
+                path = f"{kind}[{k}]"
+                item = file_object(source, path, raw, required, optional)
+                track = item.pop("track", None)
+                if kind == "bodies":
+                    _check_file_body(source, path, item)
+                if "material" in item:
+                    item["material"] = _file_material(source, path, item["material"], materials)
+                with at(source, path):
+                    index = getattr(scene, _ADD[kind])(**item)
+                    if track is not None:
+                        track = file_object(source, join(path, "track"), track, ("times", "poses"))
+                        scene.set_kinematic_track(index, track["times"], track["poses"])
         return scene
 
     @classmethod
     def load(cls, path) -> "Scene":
-        with open(path, encoding="utf-8") as handle:
-            return cls.from_dict(json.load(handle))
+        """Read a scene file written by ``save``; SceneFileError names the file and the JSON path of a problem."""
+        return cls.from_dict(read_json(path), source=path)
+
+
+# Scene file: the keys of each kind of object, (required, optional); an optional key that is absent takes
+# the default of the add_* method the object goes to.
+_FILE_KEYS = {
+    "bodies": (("semi_axes", "position"), ("name", "shape", "orientation", "velocity", "angular_velocity", "density",
+                                           "mass", "material", "fixed", "kinematic", "track")),
+    "planes": (("point", "normal"), ("name", "material")),
+    "boxes": (("center", "half_extents"), ("name", "material", "rotation")),
+    "tubes": (("center", "axis", "radius", "length"), ("name", "material")),
+    "ropes": (("points",), ("name", "material", "radius", "density", "young_modulus", "shear_modulus", "damping",
+                            "pinned", "clamped", "attachments")),
+}
+_ADD = dict(bodies="add_ellipsoid", planes="add_plane", boxes="add_box_container", tubes="add_tube", ropes="add_rope")
+_FILE_LISTS = ("materials", *_FILE_KEYS)  # the optional keys at the top level
+
+
+def _check_mass(owner: str, body: dict) -> None:
+    """Mass and inertia that follow from the semi-axes must be finite and non-zero, or the solver divides by them."""
+    axes = np.array(body["semi_axes"])
+    with np.errstate(all="ignore"):
+        density = body["density"] if body["mass"] is None else body["mass"] / (4.0 / 3.0 * np.pi * np.prod(axes))
+        mass, inertia = ellipsoid_mass_properties(axes, density)
+        derived = np.append(inertia, mass)
+        usable = np.all(np.isfinite(derived)) and np.all(np.isfinite(1.0 / derived))
+    if not usable:
+        field = "density" if body["mass"] is None else "mass"
+        raise FieldError(owner, field, f"gives mass {mass:.4g} kg and moments of inertia {describe(inertia)} "
+                                       f"with these semi_axes; they must be finite and non-zero")
+
+
+def _check_file_body(source, path: str, body: dict) -> None:
+    """What a body in a file needs beyond add_ellipsoid's arguments: an ellipsoid, and density or mass."""
+    if body.pop("shape", "ellipsoid") != "ellipsoid":
+        raise SceneFileError(source, join(path, "shape"), "must be 'ellipsoid' (the only shape there is)")
+    if "density" not in body and body.get("mass") is None:
+        raise SceneFileError(source, path, "needs density or mass; it has neither")
+
+
+def _file_material(source, path: str, index, materials: list) -> Material:
+    """The material that the material index of the object at ``path`` refers to."""
+    if not materials:
+        raise SceneFileError(source, join(path, "material"), f"is {describe(index)}, but the file lists no materials")
+    with at(source, path):
+        return materials[integer("", "material", index, 0, len(materials) - 1, "a material index")]

@@ -15,9 +15,11 @@ from .parallel import launch_seconds, serial_below_for
 from .recording import Recording
 from .runtime import threading_layer
 from .rope import build_ropes, copy_rope_state, rope_nodes, rope_segments
+from .scene import Scene
 from .state import BodyState, copy_body_state, grow_cache, new_body_state, new_workspace
 from .step import (CONTACT_OVERFLOW, DIVERGED, OK, PAIR_OVERFLOW, PHASES, Settings, record_step_statistics,
                    run_substeps, run_substeps_with_ropes)
+from .validate import FieldError, flag, integer, number
 
 
 # Parallel kernels must not be entered from two threads at once (numba's workqueue threading
@@ -133,40 +135,41 @@ class Simulation:
                  baumgarte=0.3, slop=None, restitution_threshold=0.2, linear_damping=0.0, angular_damping=0.0,
                  overlap_tolerance=0.05, threads=None, sweep_tolerance=None, position_correction=True,
                  correction_iterations=64, serial_below=None):
-        if not (np.isfinite(dt) and dt > 0):
-            raise ValueError(f"Simulation: dt must be positive, got {dt!r}")
-        if int(iterations) < 1:
-            raise ValueError(f"Simulation: iterations must be >= 1, got {iterations!r}")
-        if int(correction_iterations) < 0 or int(position_iterations) < 0:
-            raise ValueError(f"Simulation: position_iterations and correction_iterations must be >= 0, got "
-                             f"{position_iterations!r} and {correction_iterations!r}")
+        if not isinstance(scene, Scene):
+            raise FieldError("Simulation", "scene", f"must be a solver.Scene, got {type(scene).__name__}")
+        owner = "Simulation"
+        dt = number(owner, "dt", dt, positive=True)
+        iterations = integer(owner, "iterations", iterations, minimum=1)
+        position_iterations = integer(owner, "position_iterations", position_iterations, minimum=0)
+        correction_iterations = integer(owner, "correction_iterations", correction_iterations, minimum=0)
+        margin, pair_skin, slop, sweep_tolerance, overlap_tolerance = (
+            None if value is None else number(owner, field, value, minimum=0.0)
+            for field, value in (("margin", margin), ("pair_skin", pair_skin), ("slop", slop),
+                                 ("sweep_tolerance", sweep_tolerance), ("overlap_tolerance", overlap_tolerance)))
+        baumgarte = number(owner, "baumgarte", baumgarte, minimum=0.0, maximum=1.0)
+        restitution_threshold = number(owner, "restitution_threshold", restitution_threshold, minimum=0.0)
+        linear_damping = number(owner, "linear_damping", linear_damping, minimum=0.0)
+        angular_damping = number(owner, "angular_damping", angular_damping, minimum=0.0)
+        threads = min(numba.get_num_threads(), MAX_DEFAULT_THREADS) if threads is None else threads
+        threads = integer(owner, "threads", threads, minimum=1)
+        position_correction = flag(owner, "position_correction", position_correction)
+        serial_below = default_serial_below() if serial_below is None else integer(owner, "serial_below",
+                                                                                   serial_below, minimum=0)
         self.scene = scene
-        self.dt = float(dt)
+        self.dt = dt
         self.model = build_model(scene)
         n = self.model.n_bodies
         smallest = float(self.model.semi_axes.min()) if n else 0.01
-        margin = 0.1 * smallest if margin is None else float(margin)
-        slop = 0.002 * smallest if slop is None else float(slop)
-        pair_skin = 0.25 * smallest if pair_skin is None else float(pair_skin)
-        if not (np.isfinite(pair_skin) and pair_skin >= 0.0):
-            raise ValueError(f"Simulation: pair_skin must be >= 0, got {pair_skin!r}")
-        sweep_tolerance = 0.01 * slop if sweep_tolerance is None else float(sweep_tolerance)
-        if not (np.isfinite(sweep_tolerance) and sweep_tolerance >= 0.0):
-            raise ValueError(f"Simulation: sweep_tolerance must be >= 0, got {sweep_tolerance!r}")
-        threads = min(numba.get_num_threads(), MAX_DEFAULT_THREADS) if threads is None else threads
-        if int(threads) != threads or threads < 1:
-            raise ValueError(f"Simulation: threads must be a positive integer, got {threads!r}")
-        if serial_below is None:
-            serial_below = default_serial_below()
-        if int(serial_below) != serial_below or serial_below < 0:
-            raise ValueError(f"Simulation: serial_below must be an integer >= 0, got {serial_below!r}")
+        margin = 0.1 * smallest if margin is None else margin
+        slop = 0.002 * smallest if slop is None else slop
+        pair_skin = 0.25 * smallest if pair_skin is None else pair_skin
+        sweep_tolerance = 0.01 * slop if sweep_tolerance is None else sweep_tolerance
         self.settings = Settings(
-            iterations=int(iterations), position_iterations=int(position_iterations), margin=margin,
-            pair_skin=pair_skin, baumgarte=float(baumgarte), slop=slop,
-            restitution_threshold=float(restitution_threshold),
-            linear_damping=float(linear_damping), angular_damping=float(angular_damping), threads=int(threads),
-            sweep_tolerance=sweep_tolerance, position_correction=bool(position_correction),
-            correction_iterations=int(correction_iterations), serial_below=int(serial_below))
+            iterations=iterations, position_iterations=position_iterations, margin=margin,
+            pair_skin=pair_skin, baumgarte=baumgarte, slop=slop, restitution_threshold=restitution_threshold,
+            linear_damping=linear_damping, angular_damping=angular_damping, threads=threads,
+            sweep_tolerance=sweep_tolerance, position_correction=position_correction,
+            correction_iterations=correction_iterations, serial_below=serial_below)
         self._contact_capacity = max(64, 8 * n)
         self._pair_capacity = max(64, 16 * n)
         self._bodies = new_body_state(scene.bodies, self._contact_capacity)
@@ -177,7 +180,7 @@ class Simulation:
         self.stats = {}
         self._frame = 0
         if overlap_tolerance is not None and n:
-            self._check_initial_overlaps(float(overlap_tolerance))
+            self._check_initial_overlaps(overlap_tolerance)
         body_kinetic_energies(self.model, self._bodies, self._ws.body_energy)
         record_step_statistics(self._ws)
         self._update_stats(0)
@@ -195,7 +198,7 @@ class Simulation:
 
     def step(self, n: int = 1) -> None:
         """Advance n steps of length dt. Raises SimulationDiverged if a body becomes non-finite."""
-        self._advance(self.dt, int(n), frame=None)
+        self._advance(self.dt, integer("step", "n", n, minimum=0), frame=None)
 
     def run(self, frames: int = 250, fps: float = 24.0, substeps: int = 10, progress=None,
             should_stop=None) -> Recording:
@@ -205,16 +208,19 @@ class Simulation:
         should_stop() returning True raises SimulationCancelled; a non-finite
         state raises SimulationDiverged. Both carry the finished frames.
         """
-        frames = int(frames)
-        substeps = int(substeps)
-        if frames < 1 or substeps < 1 or not fps > 0:
-            raise ValueError(f"run: frames, fps and substeps must be positive, got {frames}, {fps}, {substeps}")
+        frames = integer("run", "frames", frames, minimum=1)
+        substeps = integer("run", "substeps", substeps, minimum=1)
+        fps = number("run", "fps", fps, positive=True)
+        for field, value in (("progress", progress), ("should_stop", should_stop)):
+            if value is not None and not callable(value):
+                raise FieldError("run", field, f"must be a function or None, got {type(value).__name__}")
         h = 1.0 / (fps * substeps)
         n = self.model.n_bodies
         names = [body["name"] for body in self.scene.bodies]
         recording = Recording(fps, names, PHASES, np.zeros((frames, n, 7)), {
             "contacts": np.zeros(frames, dtype=np.int64), "max_penetration": np.zeros(frames),
-            "kinetic_energy": np.zeros(frames), "phase_seconds": np.zeros((frames, len(PHASES)))})
+            "kinetic_energy": np.zeros(frames), "phase_seconds": np.zeros((frames, len(PHASES)))},
+            scene_hash=self.scene.content_hash())
         recording.ropes = [dict(name=rope["name"], nodes=np.zeros((frames, len(rope["points"]), 3)),
                                 segments=np.zeros((frames, len(rope["points"]) - 1, 4))) for rope in self.scene.ropes]
         self._record(recording, 0)

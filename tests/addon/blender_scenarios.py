@@ -10,6 +10,7 @@ to OUT.json; the assertions live in the test files.
 import importlib
 import json
 import math
+import os
 import sys
 import traceback
 
@@ -453,6 +454,48 @@ def scenario_import(out, blend_path, npz_path, *names):
     result = sorted(bpy.ops.quadric.import_recording(filepath=npz_path))
     objs = [bpy.data.objects[n] for n in names]
     return dict(result=result, keys=keyframe_dump(objs))
+
+
+def scenario_import_checks(out):
+    """Import Recording with recordings of the exported scene, of other bodies and of a changed scene, and a cut file.
+
+    The recordings hold the exported scene's first poses (no simulation, so no kernel compiles): what is
+    checked is which recordings the operator accepts and what it says about the others.
+    """
+    scene, (ball, brick) = build_bake_scene()
+    folder = os.path.dirname(os.path.abspath(out))
+    exported_path = os.path.join(folder, "scene.json")
+    res = dict(export=sorted(bpy.ops.quadric.export_scene(filepath=exported_path)))
+    solver = mod("runtime").get_solver()
+    exported = solver.Scene.load(exported_path)
+
+    def still_recording(source, name, frames=3):
+        poses = np.array([list(b["position"]) + list(b["orientation"]) for b in source.bodies])
+        stats = dict(contacts=np.zeros(frames, dtype=np.int64), max_penetration=np.zeros(frames),
+                     kinetic_energy=np.zeros(frames), phase_seconds=np.zeros((frames, 0)))
+        recording = solver.Recording(24.0, [b["name"] for b in source.bodies], (), np.tile(poses, (frames, 1, 1)),
+                                     stats, source.content_hash())
+        path = os.path.join(folder, name)
+        recording.save(path)
+        return path
+
+    same = still_recording(exported, "same.npz")
+    with open(same, "rb") as handle, open(os.path.join(folder, "cut.npz"), "wb") as cut:
+        cut.write(handle.read()[:-200])
+    res["cut"] = op_error(bpy.ops.quadric.import_recording, filepath=os.path.join(folder, "cut.npz"))
+    renamed = solver.Scene.load(exported_path)
+    renamed.bodies[[b["name"] for b in renamed.bodies].index("Brick")]["name"] = "Brick.001"
+    res["other_bodies"] = op_error(bpy.ops.quadric.import_recording, filepath=still_recording(renamed, "other.npz"))
+    friction = ball.quadric.friction
+    ball.quadric.friction = 0.1
+    res["changed"] = op_error(bpy.ops.quadric.import_recording, filepath=same)
+    res["baked_after_refusals"] = [o.quadric.is_baked for o in (ball, brick)]
+    res["changed_ignored"] = sorted(bpy.ops.quadric.import_recording(filepath=same, ignore_scene_changes=True))
+    bpy.ops.quadric.clear_bake()
+    ball.quadric.friction = friction
+    res["matching"] = sorted(bpy.ops.quadric.import_recording(filepath=same))
+    res["baked"] = [o.quadric.is_baked for o in (ball, brick)]
+    return res
 
 
 def scenario_read_keys(out, blend_path, *names):

@@ -236,3 +236,17 @@ def test_export_scene_run_elsewhere_and_import_recording(baked, scenario, tmp_pa
     for key, (frames, values) in baked["operator_keys"].items():
         assert imported["keys"][key][0] == frames
         np.testing.assert_allclose(imported["keys"][key][1], values, atol=1e-6, err_msg=key)
+
+
+def test_import_recording_refuses_a_recording_of_other_bodies_or_another_scene(scenario):
+    res = scenario("import_checks")
+    assert res["export"] == ["FINISHED"]
+    assert "cut.npz: not a readable recording (.npz archive; truncated or damaged?)" in res["cut"]
+    assert res["other_bodies"].startswith("Error: other.npz does not match this scene: "), res["other_bodies"]
+    assert ("bodies of the scene missing from the recording: 'Brick'; "
+            "bodies in the recording that the scene does not have: 'Brick.001'") in res["other_bodies"]
+    assert res["changed"].startswith("Error: same.npz was simulated from another version of this scene"), res["changed"]
+    assert res["baked_after_refusals"] == [False, False]  # a refused import bakes nothing
+    assert res["changed_ignored"] == ["FINISHED"]
+    # the export and the import convert the same Blender scene: the same content hash
+    assert res["matching"] == ["FINISHED"] and res["baked"] == [True, True]
