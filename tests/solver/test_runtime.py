@@ -134,3 +134,14 @@ def test_caches_of_other_source_versions_unused_for_two_weeks_are_removed(tmp_pa
     assert not folders["fedcba9876543210"].exists()  # another version, unused for four weeks
     assert folders["aaaaaaaaaaaaaaaa"].exists()  # another version, used a week ago
     assert folders["not-a-key"].exists()  # not ours to remove
+
+
+def test_a_loop_runs_serially_where_one_thread_beats_a_launch_plus_its_share():
+    from solver.parallel import ITEM_SECONDS, serial_below_for
+
+    for launch, threads in ((1.2e-6, 2), (53e-6, 2), (53e-6, 8)):
+        n = serial_below_for(launch, threads)
+        serial, parallel = n * ITEM_SECONDS, launch + n * ITEM_SECONDS / threads
+        assert abs(serial - parallel) <= ITEM_SECONDS  # the break-even point, to one item
+    assert serial_below_for(53e-6, 1) >= 2**62  # one thread: never launch
+    assert serial_below_for(float("inf"), 2) >= 2**62  # a launch cost that grows with every launch: never launch
