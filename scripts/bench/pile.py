@@ -126,14 +126,14 @@ def mujoco_xml(pile: dict) -> str:
     # for bodies that stay inside; their normal is the geom's local z axis.
     for name, pos, zaxis in walls:
         lines.append(
-            f'    <geom name="{name}" type="plane" size="0 0 1" pos="{pos[0]!r} {pos[1]!r} {pos[2]!r}" '
+            f'    <geom name="{name}" type="plane" size="0 0 1" pos="{pos[0]:.17g} {pos[1]:.17g} {pos[2]:.17g}" '
             f'zaxis="{zaxis[0]} {zaxis[1]} {zaxis[2]}"/>'
         )
     for i in range(pile["n"]):
         p, q, a = pile["positions"][i], pile["quats"][i], pile["semi_axes"][i]
         lines.append(
-            f'    <body pos="{p[0]!r} {p[1]!r} {p[2]!r}" quat="{q[0]!r} {q[1]!r} {q[2]!r} {q[3]!r}">'
-            f'<freejoint/><geom type="ellipsoid" size="{a[0]!r} {a[1]!r} {a[2]!r}" density="{DENSITY}"/></body>'
+            f'    <body pos="{p[0]:.17g} {p[1]:.17g} {p[2]:.17g}" quat="{q[0]:.17g} {q[1]:.17g} {q[2]:.17g} {q[3]:.17g}">'
+            f'<freejoint/><geom type="ellipsoid" size="{a[0]:.17g} {a[1]:.17g} {a[2]:.17g}" density="{DENSITY}"/></body>'
         )
     lines += ["  </worldbody>", "</mujoco>"]
     return "\n".join(line for line in lines if line)
