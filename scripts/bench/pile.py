@@ -247,9 +247,19 @@ def _numba_threading_layer():
     try:
         import numba
 
-        return dict(threads=numba.get_num_threads(), layer=numba.threading_layer())
+        layer = dict(threads=numba.get_num_threads(), layer=numba.threading_layer())
     except Exception:  # noqa: BLE001 - informational only
         return None
+    if layer["layer"] == "tbb":  # which TBB: versions differ by orders of magnitude in launch cost
+        import ctypes
+
+        try:
+            version = ctypes.CDLL("libtbb.so.12").TBB_runtime_version
+            version.restype = ctypes.c_char_p
+            layer["tbb_version"] = version().decode()
+        except (OSError, AttributeError):
+            pass
+    return layer
 
 
 def tbb_library_dir():

@@ -3,6 +3,8 @@
     .venv/bin/python -m scripts.bench.report --record pile-layers -- \\
         .venv/bin/python -m scripts.bench.pile --threading-layer omp,workqueue,tbb --no-compile-probe
     .venv/bin/python -m scripts.bench.report          # only regenerate docs/benchmarks.md
+    .venv/bin/python -m scripts.bench.report --record NAME --output RUN.jsonl --machine "..." -- COMMAND
+        # a run made elsewhere (same commit), its JSON lines in RUN.jsonl
 
 ``--record NAME -- COMMAND`` runs a benchmark, keeps its JSON lines in
 docs/bench/NAME.jsonl behind one line that says where and how it ran (machine,
@@ -52,15 +54,24 @@ def commit() -> str:
     return result.stdout.strip() + (" (with uncommitted changes)" if dirty else "")
 
 
-def record(name: str, command: list[str]) -> None:
-    """Run a benchmark command and keep its JSON lines, after a line describing the run, in docs/bench/NAME.jsonl."""
+def record(name: str, command: list[str], output: str | None = None, where: str | None = None) -> None:
+    """Keep a benchmark's JSON lines, after a line describing the run, in docs/bench/NAME.jsonl.
+
+    Runs ``command`` here, or, with ``output``, takes the lines a run of it
+    on another machine (``where``) wrote to that file.
+    """
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    proc = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
-    sys.stderr.write(proc.stderr)
-    if proc.returncode != 0:
-        sys.exit(f"benchmark failed (exit {proc.returncode}); nothing recorded")
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    meta = dict(meta=True, name=name, machine=machine(), commit=commit(), date=started,
+    if output is None:
+        proc = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
+        sys.stderr.write(proc.stderr)
+        if proc.returncode != 0:
+            sys.exit(f"benchmark failed (exit {proc.returncode}); nothing recorded")
+        text = proc.stdout
+    else:
+        with open(output) as handle:
+            text = handle.read()
+    lines = [line for line in text.splitlines() if line.startswith("{")]
+    meta = dict(meta=True, name=name, machine=where or machine(), commit=commit(), date=started,
                 command=" ".join(os.path.relpath(c, REPO_ROOT) if os.path.isabs(c) else c for c in command))
     os.makedirs(BENCH_DIR, exist_ok=True)
     with open(os.path.join(BENCH_DIR, f"{name}.jsonl"), "w") as handle:
@@ -70,6 +81,8 @@ def record(name: str, command: list[str]) -> None:
 
 
 def _cell(value) -> str:
+    if isinstance(value, int) and value >= 2**62:
+        return "all"  # serial_below: every loop runs in the calling thread
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, dict):
@@ -149,11 +162,14 @@ def main(argv=None) -> None:
         argv, command = argv[:split], argv[split + 1:]
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--record", metavar="NAME", help="run the command after -- and keep its JSON as NAME")
+    parser.add_argument("--output", metavar="FILE",
+                        help="with --record: the JSON lines a run of the command on another machine wrote")
+    parser.add_argument("--machine", help="with --output: that machine, in words")
     args = parser.parse_args(argv)
     if args.record:
         if not command:
             parser.error("--record needs a benchmark command after --")
-        record(args.record, command)
+        record(args.record, command, args.output, args.machine)
     write_report()
 
 
