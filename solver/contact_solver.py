@@ -777,8 +777,10 @@ def _kick(body, impulse, nx, ny, nz, ix, iy, iz, rotation, linear_velocity, angu
 def solve_penetration(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, slot_depth,
                       slot_push, linear_velocity, angular_velocity, pseudo_linear, pseudo_angular, shape, swing_arm,
                       n_contacts, h, baumgarte, slop, iterations, tolerance, sweep_change, push_slot, gap_slot,
-                      push_count, push_row, push_body, body_pushed, serial):
+                      push_count, push_row, push_body, body_pushed, body_level, serial):
     """Split impulses: push overlapping bodies apart through pseudo-velocities only (same order as the velocities).
+
+    (body_level is unused here: these pushes turn the bodies and share by mass.)
 
     Each contact's overlap at the end of the substep is predicted from its
     depth, its normal velocity after the solve (solve numbering) and the spin
@@ -826,20 +828,25 @@ def solve_penetration(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
     return _push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, slot_depth,
                         slot_push, linear_velocity, angular_velocity, pseudo_linear, pseudo_angular, shape, swing_arm,
                         h, baumgarte, slop, iterations, tolerance, sweep_change, push_slot, gap_slot, push_count,
-                        push_row, push_body, body_pushed, largest, False, spinning > 0, True, serial)
+                        push_row, push_body, body_pushed, body_level, largest, False, spinning > 0, True, serial)
 
 
 @njit(**JIT_PARALLEL)
 def _push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, slot_depth,
                  slot_push, linear_velocity, angular_velocity, pseudo_linear, pseudo_angular, shape, swing_arm, h,
                  baumgarte, slop, iterations, tolerance, sweep_change, push_slot, gap_slot, push_count, push_row,
-                 push_body, body_pushed, largest, recheck_gaps, retarget, turn, serial):
+                 push_body, body_pushed, body_level, largest, recheck_gaps, retarget, turn, serial):
     """Sweep the pushes toward the targets in slot_push (largest: the largest of them); returns the sweeps run.
 
     Lists per class the contacts with a positive target and, after the first
     sweep, the gaps no larger than the largest push that the pushes so far
     could close; with ``recheck_gaps`` again after sweeps 2, 4, 8, ... (a
-    push travels one body further down a chain per sweep). With
+    push travels one body further down a chain per sweep), and once more
+    before they stop: if a listing adds a contact, they go on, as it has not
+    been swept. Pushes that add up along a chain (a column on the floor)
+    move its top body further than any one push, so before that last
+    listing the candidates are widened to the gaps the fastest body could
+    close. With
     ``retarget``, the listed targets are predicted again halfway with the
     pushes' spin (split impulses). Without ``turn`` the pushes only
     translate the bodies.
@@ -854,8 +861,9 @@ def _push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, c
     """
     _list_classes(False, slab_start, slabs, largest, slot_a, slot_b, contact_row, contact_response, slot_push,
                   pseudo_linear, pseudo_angular, turn, push_slot, gap_slot, push_count, push_row, push_body,
-                  body_pushed, serial)
+                  body_pushed, body_level, serial)
     retargeted = not retarget
+    limit = largest  # the candidates are the gaps under this (push > -limit)
     for sweep in range(iterations):
         if sweep % 2 == 1:
             sweep_change[slabs] = _penetration_sweep(slab_start[slabs], push_count[0, slabs], push_row, push_body,
@@ -871,11 +879,28 @@ def _push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, c
         if sweep % 2 == 0:
             sweep_change[slabs] = _penetration_sweep(slab_start[slabs], push_count[0, slabs], push_row, push_body,
                                                      pseudo_linear, pseudo_angular, turn)
-        if sweep == 0 or (recheck_gaps and sweep & (sweep + 1) == 0):
+        settled = _sweeps_settled(sweep_change, slabs, sweep, tolerance)
+        listing = sweep == 0 or (recheck_gaps and (sweep & (sweep + 1) == 0 or settled))
+        if recheck_gaps and settled:
+            # as _list_closing_gaps bounds it: twice the closing speed, at most twice the fastest body's
+            reach = 4.0 * _fastest_push(pseudo_linear, body_pushed)
+            if reach > limit:
+                if serial:
+                    for k in range(slabs + 1):
+                        _widen_gaps(k, slab_start[k], slab_start[k + 1], slot_push, limit, reach, gap_slot,
+                                    push_count)
+                else:
+                    for k in prange(slabs + 1):
+                        _widen_gaps(k, slab_start[k], slab_start[k + 1], slot_push, limit, reach, gap_slot,
+                                    push_count)
+                limit = reach
+        if listing:
+            listed = _listed(push_count, slabs)
             _list_classes(True, slab_start, slabs, largest, slot_a, slot_b, contact_row, contact_response, slot_push,
                           pseudo_linear, pseudo_angular, turn, push_slot, gap_slot, push_count, push_row, push_body,
-                          body_pushed, serial)
-        settled = _sweeps_settled(sweep_change, slabs, sweep, tolerance)
+                          body_pushed, body_level, serial)
+            # newly listed contacts have not been swept yet
+            settled = settled and _listed(push_count, slabs) == listed
         if not retargeted and (settled or sweep + 1 == iterations // 2):
             if serial:
                 for k in range(slabs + 1):
@@ -896,7 +921,7 @@ def _push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, c
 @njit(**JIT_PARALLEL)
 def _list_classes(gaps, slab_start, slabs, largest, slot_a, slot_b, contact_row, contact_response, slot_push,
                   pseudo_linear, pseudo_angular, turn, push_slot, gap_slot, push_count, push_row, push_body,
-                  body_pushed, serial):
+                  body_pushed, body_level, serial):
     """_list_class for every class: the slabs in parallel (or one after another), then the boundary.
 
     Listing marks the listed contacts' bodies in body_pushed; no two slabs share a body.
@@ -905,15 +930,15 @@ def _list_classes(gaps, slab_start, slabs, largest, slot_a, slot_b, contact_row,
         for k in range(slabs):
             _list_class(k, slab_start[k], slab_start[k + 1], gaps, largest, slot_a, slot_b, contact_row,
                         contact_response, slot_push, pseudo_linear, pseudo_angular, turn, push_slot, gap_slot,
-                        push_count, push_row, push_body, body_pushed)
+                        push_count, push_row, push_body, body_pushed, body_level)
     else:
         for k in prange(slabs):
             _list_class(k, slab_start[k], slab_start[k + 1], gaps, largest, slot_a, slot_b, contact_row,
                         contact_response, slot_push, pseudo_linear, pseudo_angular, turn, push_slot, gap_slot,
-                        push_count, push_row, push_body, body_pushed)
+                        push_count, push_row, push_body, body_pushed, body_level)
     _list_class(slabs, slab_start[slabs], slab_start[slabs + 1], gaps, largest, slot_a, slot_b, contact_row,
                 contact_response, slot_push, pseudo_linear, pseudo_angular, turn, push_slot, gap_slot, push_count,
-                push_row, push_body, body_pushed)
+                push_row, push_body, body_pushed, body_level)
 
 
 @njit(**JIT)
@@ -1004,7 +1029,7 @@ def _clear_pseudo(pseudo_linear, pseudo_angular, body_pushed):
 @njit(**JIT)
 def _list_class(k, start, end, relist, largest, slot_a, slot_b, contact_row, contact_response, slot_push,
                 pseudo_linear, pseudo_angular, turn, push_slot, gap_slot, push_count, push_row, push_body,
-                body_pushed):
+                body_pushed, body_level):
     """Class k's push list: its first listing (_list_pushing), or with ``relist`` the candidate gaps the pushes so
     far could close (_list_closing_gaps); the newly listed contacts are packed for the sweeps."""
     listed = push_count[0, k] if relist else 0
@@ -1014,7 +1039,41 @@ def _list_class(k, start, end, relist, largest, slot_a, slot_b, contact_row, con
     else:
         _list_pushing(k, start, end, slot_push, largest, push_slot, gap_slot, push_count)
     _pack_listed(start, listed, push_count[0, k], push_slot, slot_a, slot_b, contact_row, contact_response, slot_push,
-                 turn, push_row, push_body, body_pushed)
+                 turn, push_row, push_body, body_pushed, body_level)
+
+
+@njit(**JIT)
+def _listed(push_count, slabs):
+    """Contacts listed to push, all classes."""
+    total = 0
+    for k in range(slabs + 1):
+        total += push_count[0, k]
+    return total
+
+
+@njit(**JIT)
+def _fastest_push(pseudo_linear, body_pushed):
+    """The largest 1-norm of a pushed body's pseudo-velocity."""
+    fastest = 0.0
+    for s in range(body_pushed.shape[0]):
+        if body_pushed[s]:
+            fastest = max(fastest, abs(pseudo_linear[s, 0]) + abs(pseudo_linear[s, 1]) + abs(pseudo_linear[s, 2]))
+    return fastest
+
+
+@njit(**JIT)
+def _widen_gaps(k, start, end, slot_push, old, new, gap_slot, push_count):
+    """Add class k's gaps between old and new (-new < push <= -old) to its candidates (gap_slot, push_count[1, k]).
+
+    The contacts with push <= -old are the ones neither listed nor candidates so far.
+    """
+    gaps = push_count[1, k]
+    for c in range(start, end):
+        push = slot_push[c]
+        if -new < push <= -old:
+            gap_slot[start + gaps] = c
+            gaps += 1
+    push_count[1, k] = gaps
 
 
 @njit(**JIT)
@@ -1086,16 +1145,21 @@ def _list_closing_gaps(k, start, slot_a, slot_b, contact_row, slot_push, pseudo_
 
 @njit(**JIT)
 def _pack_listed(start, first, end, push_slot, slot_a, slot_b, contact_row, contact_response, slot_push, turn, push_row,
-                 push_body, body_pushed):
+                 push_body, body_pushed, body_level):
     """Copy the terms of listed slots push_slot[start + first .. start + end] to push_row, push_body (no push yet),
     and mark their bodies in body_pushed: only they will have pushes.
 
     With ``turn`` the pushes act like impulses (effective mass, inverse
-    masses, lever arms); without, they only translate, and every movable body
-    takes an equal share: the position correction need not conserve momentum
-    (it changes no velocity), and equal shares converge in a few sweeps where
-    a heavy body rests on a light one, which mass-weighted Gauss-Seidel does
-    not.
+    masses, lever arms); without, they only translate, and the body nearer
+    to an immovable one (body_level, see support_levels) takes SUPPORT_SHARE
+    of the share of the other, two bodies equally near take equal shares.
+    The position correction need not conserve momentum (it changes no
+    velocity): shares that ignore mass converge where a heavy body rests on
+    a light one, which mass-weighted Gauss-Seidel does not; and with the
+    lower body nearly held, a chain of contacts up from the floor is nearly
+    a triangular system, which the sweeps solve in about as many sweeps as
+    it has levels, where equal shares need of the order of its length
+    squared (a ten-high column: more than a hundred).
     """
     rows = contact_row
     response = contact_response
@@ -1122,6 +1186,11 @@ def _pack_listed(start, first, end, push_slot, slot_a, slot_b, contact_row, cont
         else:
             share_a = 1.0 if share_a > 0.0 else 0.0
             share_b = 1.0 if share_b > 0.0 else 0.0
+            if share_a > 0.0 and share_b > 0.0:
+                if body_level[a] < body_level[b]:
+                    share_a = SUPPORT_SHARE
+                elif body_level[b] < body_level[a]:
+                    share_b = SUPPORT_SHARE
             mass = 1.0 / (share_a + share_b) if share_a + share_b > 0.0 else 0.0
         push_row[i, P_MASS] = mass
         push_row[i, P_SHARE_A] = share_a
@@ -1208,7 +1277,8 @@ def _width_gap(nx, ny, nz, a, b, position, orientation, semi_axes):
 def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, slot_depth,
                       slot_push, start_position, start_orientation, body_travel, position, orientation, pseudo_linear,
                       pseudo_angular, shape, semi_axes, n_contacts, h, baumgarte, slop, iterations, tolerance,
-                      sweep_change, push_slot, gap_slot, push_count, push_row, push_body, body_pushed, serial):
+                      sweep_change, push_slot, gap_slot, push_count, push_row, push_body, body_pushed, body_level,
+                      level_start, level_adjacent, level_queue, serial):
     """After integration: push apart, in position only, the contacts the split impulses left too deep.
 
     The split impulses aim each contact's overlap at the end of the substep
@@ -1226,10 +1296,14 @@ def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
     directly, as Box2D v2's position correction does, without touching the
     velocities: no kinetic energy is added.
 
-    The pushes only translate, with an equal share for every movable body
-    (see _penetration_sweep): turning pushes measured along the old normals
-    swung elongated bodies into their other neighbours. The gaps the pushes
-    could close are looked for again after sweeps 2, 4, 8, ...: listed only
+    The pushes only translate (see _penetration_sweep): turning pushes
+    measured along the old normals swung elongated bodies into their other
+    neighbours. Of a contact's two bodies, the one fewer contacts away from
+    an immovable body takes a quarter of the other's share (support_levels,
+    _pack_listed; equally far: equal shares), so pushes travel up a stack
+    from the floor in a few sweeps instead of going back and forth between
+    the floor and the top. The gaps the pushes could close are looked for
+    again after sweeps 2, 4, 8, ... and before the sweeps stop: listed only
     after the first, pushes travelling along a chain of bodies closed gaps
     that sweep had not reached; listing every gap within the largest push
     instead swept 60% of a 100,000-body pile's contacts.
@@ -1253,11 +1327,13 @@ def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
     if largest <= 0.0:
         return 0
     _clear_pseudo(pseudo_linear, pseudo_angular, body_pushed)
+    support_levels(n_contacts, slot_a, slot_b, contact_response, slot_depth, slot_push, slop, body_level, level_start,
+                   level_adjacent, level_queue)
     # no retargeting, so the velocity, shape and swing arguments are only placeholders
     sweeps = _push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, slot_depth,
                           slot_push, pseudo_linear, pseudo_angular, pseudo_linear, pseudo_angular, shape, body_travel,
                           h, baumgarte, slop, iterations, tolerance, sweep_change, push_slot, gap_slot, push_count,
-                          push_row, push_body, body_pushed, largest, True, False, False, serial)
+                          push_row, push_body, body_pushed, body_level, largest, True, False, False, serial)
     n = solve_origin.shape[0]
     if serial:
         _apply_pushes(0, n, solve_origin, pseudo_linear, position, h)
@@ -1266,6 +1342,79 @@ def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
     for k in prange(body_chunks):
         _apply_pushes(k * n // body_chunks, (k + 1) * n // body_chunks, solve_origin, pseudo_linear, position, h)
     return sweeps
+
+
+UNSUPPORTED = np.int32(2**30)  # support level of a body no chain of contacts joins to an immovable one
+# The correction's share of the body nearer to an immovable one, relative to the other's 1. Not 0: a body
+# wedged between two nearer ones, both held, could not get out (in random piles that left overlaps the sweeps
+# never removed); up to about half, chains still converge in a few sweeps.
+SUPPORT_SHARE = 0.25
+
+
+@njit(**JIT)
+def support_levels(n_contacts, slot_a, slot_b, contact_response, slot_depth, slot_push, slop, body_level, level_start,
+                   level_adjacent, level_queue):
+    """body_level (solve numbering): the fewest contacts between a body and an immovable one (static, kinematic).
+
+    1 for a body touching one, 2 for one on top of that, ...; UNSUPPORTED
+    where no chain of contacts reaches one. Only touching contacts count:
+    those the narrow phase found overlapping or within the slop, and those
+    the correction pushes. A speculative contact across a gap supports
+    nothing: through one, a body about to land on a column took a lower
+    level from the next column than the body it was landing on, and that
+    body was pushed from above and below. A breadth-first search over those
+    contacts, in O(bodies + contacts): the neighbours are listed per body
+    (level_start, level_adjacent), then the levels spread from the bodies
+    that touch an immovable one (level_queue).
+    """
+    n = body_level.shape[0]
+    response = contact_response
+    level_start[:] = 0
+    end = 0
+    for s in range(n):
+        body_level[s] = UNSUPPORTED
+    for c in range(n_contacts):
+        if slot_depth[c] < -slop and slot_push[c] <= 0.0:
+            continue
+        a = slot_a[c]
+        b = slot_b[c]
+        moves_a = a >= 0 and response[c, INV_MASS_A] > 0.0
+        moves_b = response[c, INV_MASS_B] > 0.0
+        if moves_a and moves_b:
+            level_start[a + 1] += 1
+            level_start[b + 1] += 1
+        elif moves_b or moves_a:
+            body = b if moves_b else a
+            if body_level[body] != 1:
+                body_level[body] = 1
+                level_queue[end] = body
+                end += 1
+    for s in range(n):
+        level_start[s + 1] += level_start[s]
+    # fill with level_start[s] as body s's cursor; afterwards it holds the start of s + 1: shifted back below
+    for c in range(n_contacts):
+        a = slot_a[c]
+        b = slot_b[c]
+        if ((slot_depth[c] >= -slop or slot_push[c] > 0.0) and a >= 0 and response[c, INV_MASS_A] > 0.0
+                and response[c, INV_MASS_B] > 0.0):
+            level_adjacent[level_start[a]] = b
+            level_start[a] += 1
+            level_adjacent[level_start[b]] = a
+            level_start[b] += 1
+    for s in range(n, 0, -1):
+        level_start[s] = level_start[s - 1]
+    level_start[0] = 0
+    head = 0
+    while head < end:
+        body = level_queue[head]
+        head += 1
+        next_level = body_level[body] + 1
+        for j in range(level_start[body], level_start[body + 1]):
+            other = level_adjacent[j]
+            if body_level[other] > next_level:
+                body_level[other] = next_level
+                level_queue[end] = other
+                end += 1
 
 
 @njit(**JIT)

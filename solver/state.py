@@ -102,6 +102,11 @@ class Workspace(NamedTuple):
     push_row: np.ndarray          # (C, PUSH_WIDTH) the listed slots' terms, in push_slot's order (see contact_solver)
     push_body: np.ndarray         # (C, 2) int32 their bodies A and B in solve numbering
     body_pushed: np.ndarray       # (N,) bool per solve index: a body of a listed contact (only they get pushes)
+    body_level: np.ndarray        # (N,) int32 per solve index: contacts between it and an immovable body (see
+                                  #   support_levels; the position correction's shares)
+    level_start: np.ndarray       # (N + 1,) int64 first entry of each body's neighbours in level_adjacent
+    level_adjacent: np.ndarray    # (2C,) int32 movable neighbours of each body, by contact
+    level_queue: np.ndarray       # (N,) int32 bodies in the order their level was found
     counters: np.ndarray          # (8,) int64: pairs, contacts, velocity sweeps run, diverged body,
                                   #   substeps completed by the call, split-impulse sweeps run,
                                   #   position-correction sweeps run (last substep), bouncing contacts
@@ -187,6 +192,8 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         gap_slot=np.zeros(c, dtype=np.int32),
         push_count=np.zeros((2, slabs + 1), dtype=np.int64), push_row=np.zeros((c, PUSH_WIDTH)),
         push_body=np.zeros((c, 2), dtype=np.int32), body_pushed=np.zeros(n, dtype=np.bool_),
+        body_level=np.zeros(n, dtype=np.int32), level_start=np.zeros(n + 1, dtype=np.int64),
+        level_adjacent=np.zeros(2 * c, dtype=np.int32), level_queue=np.zeros(n, dtype=np.int32),
         counters=np.zeros(8, dtype=np.int64),
         phase_seconds=np.zeros(n_phases),
         step_stats=np.zeros(2),

@@ -126,7 +126,7 @@ def _body_phases(model, state, ws, settings, h, dynamic):
                                        model.swing_arm, n_contacts, h, settings.baumgarte, settings.slop,
                                        settings.position_iterations, settings.sweep_tolerance / h, ws.sweep_change,
                                        ws.push_slot, ws.gap_slot, ws.push_count, ws.push_row, ws.push_body,
-                                       ws.body_pushed, serial)
+                                       ws.body_pushed, ws.body_level, serial)
     scatter_velocities(ws.solve_origin, ws.solve_linear, ws.solve_angular, state.linear_velocity,
                        state.angular_velocity)
     scatter_velocities(ws.solve_origin, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.pseudo_linear,
@@ -175,6 +175,7 @@ def _integrate_phase(model, state, ws, settings, h):
                                            settings.slop, settings.correction_iterations,
                                            10.0 * settings.sweep_tolerance / h, ws.sweep_change, ws.push_slot,
                                            ws.gap_slot, ws.push_count, ws.push_row, ws.push_body, ws.body_pushed,
+                                           ws.body_level, ws.level_start, ws.level_adjacent, ws.level_queue,
                                            ws.counters[1] < settings.serial_below)
         ws.phase_seconds[6] += _clock() - t6
     return OK

@@ -6,6 +6,7 @@ Run from the repository root (so that ``import solver`` resolves):
     .venv/bin/python -m scripts.bench.pile --n 1000 10000 100000                 # scaling, ours only, 2 s each
     .venv/bin/python -m scripts.bench.pile --engines mujoco --n 200 --seconds 0.5
     .venv/bin/python -m scripts.bench.pile --threading-layer omp,workqueue,tbb   # ours per layer, MuJoCo once
+    .venv/bin/python -m scripts.bench.pile --scene grid                           # the aligned grid, both engines
 
 Both engines get the same scene from the same seed: semi-axes uniform in
 [0.02, 0.05] m, density 1000 kg/m^3, uniformly random orientations, released at
@@ -14,6 +15,12 @@ nothing overlaps at start) above a four-wall open box.  The floor area grows
 with N so that the settled pile is always about four body-layers deep and the
 drop grid always has the same number of layers: the scene is self-similar in
 N, which is what makes nanoseconds per contact comparable across N.
+
+``--scene grid`` drops the aligned grid instead (make_grid): identity
+orientations, centres exactly in rows and columns at 0.11 m, 10 x 10 x 10
+for 1,000 bodies over a 1.4 x 1.4 m floor, the way an array modifier lays
+them out. Its bodies land in ten-high columns: long chains of contacts,
+the worst case for Gauss-Seidel.
 
 One JSON line per engine and case is printed, then a ratio line.
 
@@ -50,6 +57,8 @@ PACKING_FRACTION = 0.6  # random loose packing of ellipsoids, for sizing the flo
 GRID_GAP = 0.01  # m, clearance between neighbouring bounding spheres at release
 MUJOCO_ITERATIONS = 20
 MUJOCO_CONE = "elliptic"  # our solver projects friction on the Coulomb disc too
+GRID_SPACING = 2.0 * SEMI_AXIS_RANGE[1] + GRID_GAP  # m, the aligned grid's pitch (0.11 m)
+GRID_CLEARANCE = 0.205  # m, from the aligned grid's outer centres to the walls (1,000 bodies: 1.4 m floor)
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -92,10 +101,51 @@ def make_pile(n: int, seed: int) -> dict:
         semi_axes=semi_axes,
         quats=quats,
         positions=positions,
+        scene="pile",
         box_side=side,
         wall_height=wall_height,
         grid_layers=layers,
     )
+
+
+def make_grid(n: int, seed: int) -> dict:
+    """The aligned grid: a cube of bodies with identity orientations at GRID_SPACING, no jitter.
+
+    What an artist's array modifier makes: every body's axes along the world's,
+    centres exactly in rows and columns. 1,000 bodies: 10 x 10 x 10 at 0.11 m
+    over a 1.4 x 1.4 m floor. Semi-axes as in make_pile, from the same seed.
+    """
+    rng = np.random.default_rng(seed)
+    lo, hi = SEMI_AXIS_RANGE
+    semi_axes = rng.uniform(lo, hi, size=(n, 3))
+    quats = np.zeros((n, 4))
+    quats[:, 0] = 1.0
+    per_row = max(1, round(n ** (1.0 / 3.0)))
+    per_layer = per_row * per_row
+    layers = -(-n // per_layer)
+    spacing = GRID_SPACING
+    side = (per_row - 1) * spacing + 2.0 * GRID_CLEARANCE
+    idx = np.arange(n)
+    ix, iy, iz = idx % per_row, (idx // per_row) % per_row, idx // per_layer
+    first = -0.5 * (per_row - 1) * spacing
+    positions = np.empty((n, 3))
+    positions[:, 0] = first + ix * spacing
+    positions[:, 1] = first + iy * spacing
+    positions[:, 2] = hi + GRID_GAP + iz * spacing
+    return dict(
+        n=n,
+        seed=seed,
+        scene="grid",
+        semi_axes=semi_axes,
+        quats=quats,
+        positions=positions,
+        box_side=side,
+        wall_height=hi + GRID_GAP + layers * spacing,
+        grid_layers=layers,
+    )
+
+
+SCENES = {"pile": make_pile, "grid": make_grid}
 
 
 # --------------------------------------------------------------------------- MuJoCo
@@ -283,7 +333,7 @@ def run_ours_on_layer(layer: str, args, tbb_lib) -> dict:
     if layer == "tbb" and tbb_lib:
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [tbb_lib, env.get("LD_LIBRARY_PATH")]))
     command = [sys.executable, "-m", "scripts.bench.pile", "--engines", "ours", "--no-compile-probe", "--n",
-               str(args.n[0]), "--seconds", str(args.seconds), "--seed", str(args.seed)]
+               str(args.n[0]), "--seconds", str(args.seconds), "--seed", str(args.seed), "--scene", args.scene]
     proc = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         return dict(engine="ours", requested_layer=layer, error=proc.stderr.strip().splitlines()[-1:])
@@ -348,6 +398,7 @@ def _result(engine, pile, steps, step_seconds, contacts, max_pen, extra) -> dict
     total_contacts = float(contacts.mean()) * steps
     res = dict(
         engine=engine,
+        scene=pile["scene"],
         n=pile["n"],
         steps_per_s=steps / step_seconds,
         mean_contacts=float(contacts.mean()),
@@ -377,7 +428,7 @@ def compare_layers(args, engines, steps) -> None:
     """One pile, ours once per threading layer (fresh processes), MuJoCo once: ratios to MuJoCo and to OpenMP."""
     layers = [layer.strip() for layer in args.threading_layer.split(",") if layer.strip()]
     tbb_lib = args.tbb_lib or tbb_library_dir()
-    pile = make_pile(args.n[0], args.seed)
+    pile = SCENES[args.scene](args.n[0], args.seed)
     mujoco = run_mujoco(pile, steps) if "mujoco" in engines else None
     if mujoco:
         _emit(mujoco)
@@ -388,7 +439,7 @@ def compare_layers(args, engines, steps) -> None:
     for layer, result in ours.items():
         if "steps_per_s" not in result:
             continue
-        ratio = dict(ratio="ours/mujoco", n=args.n[0], layer=layer, ran_on=result["threading_layer"]["layer"],
+        ratio = dict(ratio="ours/mujoco", n=args.n[0], scene=args.scene, layer=layer, ran_on=result["threading_layer"]["layer"],
                      launch_us=result["launch_us"], max_penetration_rel_min_semi_axis=result[
                          "max_penetration_rel_min_semi_axis"])
         if mujoco:
@@ -405,6 +456,8 @@ def main(argv=None) -> None:
     ap.add_argument("--with-mujoco", action="store_true", help="in scaling mode, run MuJoCo for every n too")
     ap.add_argument("--seconds", type=float, default=2.0, help="simulated seconds per run (default 2)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--scene", choices=sorted(SCENES), default="pile",
+                    help="pile: random orientations, jittered drop grid (default); grid: make_grid's aligned cube")
     ap.add_argument("--steps-per-call", type=int, default=1,
                     help="ours: steps per sim.step(n=...) call; statistics are sampled once per call (default 1)")
     ap.add_argument("--no-compile-probe", action="store_true", help="skip the cold/warm compile measurement")
@@ -443,7 +496,7 @@ def main(argv=None) -> None:
 
     per_n = {}
     for n in args.n:
-        pile = make_pile(n, args.seed)
+        pile = SCENES[args.scene](n, args.seed)
         results = {}
         for engine in engines:
             if engine == "mujoco":
@@ -456,6 +509,7 @@ def main(argv=None) -> None:
             _emit(
                 dict(
                     ratio="ours/mujoco",
+                    scene=args.scene,
                     n=n,
                     steps_per_s=o["steps_per_s"] / m["steps_per_s"],
                     mean_contacts=o["mean_contacts"] / m["mean_contacts"] if m["mean_contacts"] else None,
