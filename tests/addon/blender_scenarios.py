@@ -554,6 +554,35 @@ def scenario_materials(out):
     return res
 
 
+def scenario_colliders(out):
+    """Add Collider with kind TUBE on a cylinder and BOX on a cube, both scaled, turned and moved: the containers
+    the conversion makes of them (a body inside the box, since a scene needs one)."""
+    empty_scene()
+    bpy.ops.mesh.primitive_cylinder_add(vertices=32, radius=0.4, depth=1.2, location=(1.0, 2.0, 0.6),
+                                        rotation=(0.3, 0.0, 0.0))
+    tube = bpy.context.object
+    tube.name = "Pipe"
+    tube.scale = (1.25, 1.25, 1.5)
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(-2.0, 0.0, 0.5), rotation=(0.0, 0.0, 0.4))
+    box = bpy.context.object
+    box.name = "Crate"
+    box.scale = (1.5, 0.8, 0.5)
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.1, location=(-2.0, 0.0, 0.5))
+    select_only(bpy.context.object)
+    bpy.ops.quadric.add_body()
+    bpy.context.view_layer.update()
+    res = {}
+    for obj, kind in ((tube, 'TUBE'), (box, 'BOX')):
+        select_only(obj)
+        res[obj.name] = dict(result=sorted(bpy.ops.quadric.add_collider(kind=kind)), role=obj.quadric.role,
+                             kind=obj.quadric.collider_kind, auto=mod("convert").detect_collider_kind(obj))
+    conv = mod("convert").build_scene(mod("runtime").get_solver(), bpy.context)
+    res["planes"] = [p["name"] for p in conv.scene.planes]
+    res["tubes"] = conv.scene.tubes
+    res["boxes"] = conv.scene.boxes
+    return res
+
+
 def scenario_read_keys(out, blend_path, *names):
     bpy.ops.wm.open_mainfile(filepath=blend_path)
     enable()

@@ -300,3 +300,23 @@ def test_restitution_set_in_blender_sets_how_high_each_ball_rebounds(materials):
         error = rebound_apex_error(restitution, np.sqrt(2 * G * drop), h) + G / (8 * fps ** 2) / expected
         assert apex == pytest.approx(expected, rel=error), name
 
+
+def test_add_collider_makes_tube_and_box_containers_from_the_mesh(scenario):
+    res = scenario("colliders")
+    for name, kind in (("Pipe", "TUBE"), ("Crate", "BOX")):
+        assert res[name]["result"] == ["FINISHED"], name
+        assert (res[name]["role"], res[name]["kind"], res[name]["auto"]) == ("COLLIDER", kind, kind), name
+    assert res["planes"] == []
+    # Blender's mesh coordinates and matrices are single precision: 1e-6 at these sizes
+    (tube,), (box,) = res["tubes"], res["boxes"]
+    # a 32-sided cylinder of radius 0.4 and depth 1.2 scaled (1.25, 1.25, 1.5), turned 0.3 rad about x
+    assert tube["name"] == "Pipe"
+    np.testing.assert_allclose(tube["center"], (1.0, 2.0, 0.6), atol=1e-6)
+    np.testing.assert_allclose(tube["axis"], (0.0, -np.sin(0.3), np.cos(0.3)), atol=1e-6)
+    assert tube["radius"] == pytest.approx(0.5, abs=1e-6)
+    assert tube["length"] == pytest.approx(1.8, abs=1e-6)
+    # a unit cube scaled (1.5, 0.8, 0.5), turned 0.4 rad about z
+    assert box["name"] == "Crate"
+    np.testing.assert_allclose(box["center"], (-2.0, 0.0, 0.5), atol=1e-6)
+    np.testing.assert_allclose(box["half_extents"], (0.75, 0.4, 0.25), atol=1e-6)
+    assert same_rotation_error(np.array(box["rotation"]), np.array([np.cos(0.2), 0.0, 0.0, np.sin(0.2)])) <= 1e-6
