@@ -498,6 +498,91 @@ def scenario_import_checks(out):
     return res
 
 
+MATERIAL_SETTINGS = {  # what scenario_materials sets on each object (Blender stores the floats in single precision)
+    "Floor": dict(friction=0.7, rolling_friction=0.0, spinning_friction=0.0, restitution=0.0),
+    "Bouncy": dict(friction=0.9, rolling_friction=0.003, spinning_friction=0.004, restitution=0.8, mass_mode='MASS',
+                   mass=2.5),
+    "Dull": dict(friction=0.2, rolling_friction=0.001, spinning_friction=0.002, restitution=0.3,
+                 mass_mode='DENSITY', density=400.0),
+}
+
+
+def scenario_materials(out):
+    """Two balls, each with its own material and one weighed by mass, the other by density, dropped 1 m onto a
+    floor with a third material: what the conversion and the solver's Model make of the properties, and the
+    heights the balls then have at every frame (120 fps, so a rebound's apex is sampled within g / 8 / 120^2)."""
+    scene = empty_scene()
+    scene.render.fps = 120
+    scene.frame_start, scene.frame_end = 1, 120
+    scene.quadric.substeps = 8
+    bpy.ops.mesh.primitive_plane_add(size=10.0)
+    floor = bpy.context.object
+    floor.name = "Floor"
+    select_only(floor)
+    bpy.ops.quadric.add_collider()
+    for name, x in (("Bouncy", -0.5), ("Dull", 0.5)):
+        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=0.1, location=(x, 0.0, 1.1))
+        bpy.context.object.name = name
+        select_only(bpy.context.object)
+        bpy.ops.quadric.add_body()
+    for name, settings in MATERIAL_SETTINGS.items():
+        for key, value in settings.items():
+            setattr(bpy.data.objects[name].quadric, key, value)
+
+    solver = mod("runtime").get_solver()
+    conv = mod("convert").build_scene(solver, bpy.context)
+    model = importlib.import_module(f"{PKG}.solver.model").build_model(conv.scene)
+
+    def material(index):
+        return dict(friction=model.material_friction[index], rolling_friction=model.material_rolling[index],
+                    spinning_friction=model.material_spinning[index],
+                    restitution=model.material_restitution[index])
+
+    res = dict(settings=MATERIAL_SETTINGS, planes=[p["name"] for p in conv.scene.planes],
+               floor=material(model.static_material[0]))
+    for i, body in enumerate(conv.scene.bodies):
+        s = bpy.data.objects[body["name"]].quadric
+        res[body["name"]] = dict(index=i, semi_axes=list(body["semi_axes"]), position=list(body["position"]),
+                                 mass=model.mass[i], inertia=list(model.inertia_local[i]),
+                                 material=material(model.body_material[i]), fitted_volume=s.fitted_volume,
+                                 fitted_semi_axes=list(s.semi_axes))
+    job = mod("operators").prepare_job(bpy.context)
+    res["job_state"] = job.run_sync()
+    res["job_message"] = job.message
+    res["heights"] = {name: job.recording.body_poses[:, res[name]["index"], 2].tolist() for name in ("Bouncy", "Dull")}
+    res["fps"], res["dt"] = conv.fps, conv.dt
+    return res
+
+
+def scenario_colliders(out):
+    """Add Collider with kind TUBE on a cylinder and BOX on a cube, both scaled, turned and moved: the containers
+    the conversion makes of them (a body inside the box, since a scene needs one)."""
+    empty_scene()
+    bpy.ops.mesh.primitive_cylinder_add(vertices=32, radius=0.4, depth=1.2, location=(1.0, 2.0, 0.6),
+                                        rotation=(0.3, 0.0, 0.0))
+    tube = bpy.context.object
+    tube.name = "Pipe"
+    tube.scale = (1.25, 1.25, 1.5)
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(-2.0, 0.0, 0.5), rotation=(0.0, 0.0, 0.4))
+    box = bpy.context.object
+    box.name = "Crate"
+    box.scale = (1.5, 0.8, 0.5)
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.1, location=(-2.0, 0.0, 0.5))
+    select_only(bpy.context.object)
+    bpy.ops.quadric.add_body()
+    bpy.context.view_layer.update()
+    res = {}
+    for obj, kind in ((tube, 'TUBE'), (box, 'BOX')):
+        select_only(obj)
+        res[obj.name] = dict(result=sorted(bpy.ops.quadric.add_collider(kind=kind)), role=obj.quadric.role,
+                             kind=obj.quadric.collider_kind, auto=mod("convert").detect_collider_kind(obj))
+    conv = mod("convert").build_scene(mod("runtime").get_solver(), bpy.context)
+    res["planes"] = [p["name"] for p in conv.scene.planes]
+    res["tubes"] = conv.scene.tubes
+    res["boxes"] = conv.scene.boxes
+    return res
+
+
 def scenario_read_keys(out, blend_path, *names):
     bpy.ops.wm.open_mainfile(filepath=blend_path)
     enable()

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.solver.test_contact_mechanics import G, rebound_apex_error
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -250,3 +252,71 @@ def test_import_recording_refuses_a_recording_of_other_bodies_or_another_scene(s
     assert res["changed_ignored"] == ["FINISHED"]
     # the export and the import convert the same Blender scene: the same content hash
     assert res["matching"] == ["FINISHED"] and res["baked"] == [True, True]
+
+
+# ----------------------------------------------------------------- properties and colliders reach the solver
+@pytest.fixture(scope="module")
+def materials(scenario):
+    return scenario("materials")
+
+
+def test_material_and_mass_set_in_blender_reach_the_solver(materials):
+    # Blender stores these properties in single precision: 6e-8 relative
+    settings = materials["settings"]
+    assert materials["planes"] == ["Floor"]
+    for name in settings:
+        model = materials["floor"] if name == "Floor" else materials[name]["material"]
+        for key in ("friction", "rolling_friction", "spinning_friction", "restitution"):
+            assert model[key] == pytest.approx(settings[name][key], rel=1e-7), (name, key)
+    # a mass is taken as it is; a density weighs the mesh's own volume (the shape is unchanged), up to the
+    # single-precision shape empty the semi-axes are read back from (1e-6)
+    bouncy, dull = materials["Bouncy"], materials["Dull"]
+    assert bouncy["mass"] == pytest.approx(settings["Bouncy"]["mass"], rel=1e-7)
+    assert dull["mass"] == pytest.approx(settings["Dull"]["density"] * dull["fitted_volume"], rel=1e-6)
+    # and the moments of inertia are the ellipsoid's for that mass, m (b^2 + c^2) / 5 and so on (double round-off)
+    for body in (bouncy, dull):
+        a2, b2, c2 = np.square(body["semi_axes"])
+        np.testing.assert_allclose(body["inertia"], body["mass"] / 5 * np.array([b2 + c2, a2 + c2, a2 + b2]),
+                                   rtol=1e-12)
+
+
+def test_restitution_set_in_blender_sets_how_high_each_ball_rebounds(materials):
+    # The floor's restitution is 0, so each ball rebounds with its own (they combine by maximum) to e^2 times its
+    # drop, within the solver's first-order error at this substep (tests/solver/test_contact_mechanics.py) and
+    # the apex falling between two recorded frames, at most g / (8 fps^2) lower.
+    assert materials["job_state"] == "DONE", materials["job_message"]
+    fps, h = materials["fps"], materials["dt"]
+    for name in ("Bouncy", "Dull"):
+        body = materials[name]
+        restitution = materials["settings"][name]["restitution"]
+        # an icosphere's fitted ellipsoid is a sphere (icosahedral symmetry makes its inertia isotropic), so its
+        # bottom is a semi-axis below its centre; 1e-5 of 0.1 m is far below what the bound below allows
+        radius = body["semi_axes"][0]
+        np.testing.assert_allclose(body["semi_axes"], radius, rtol=1e-5)
+        drop = body["position"][2] - radius
+        heights = np.array(materials["heights"][name]) - radius
+        apex = heights[int(np.argmin(heights[: int(0.6 * fps)])):].max()
+        expected = restitution ** 2 * drop
+        error = rebound_apex_error(restitution, np.sqrt(2 * G * drop), h) + G / (8 * fps ** 2) / expected
+        assert apex == pytest.approx(expected, rel=error), name
+
+
+def test_add_collider_makes_tube_and_box_containers_from_the_mesh(scenario):
+    res = scenario("colliders")
+    for name, kind in (("Pipe", "TUBE"), ("Crate", "BOX")):
+        assert res[name]["result"] == ["FINISHED"], name
+        assert (res[name]["role"], res[name]["kind"], res[name]["auto"]) == ("COLLIDER", kind, kind), name
+    assert res["planes"] == []
+    # Blender's mesh coordinates and matrices are single precision: 1e-6 at these sizes
+    (tube,), (box,) = res["tubes"], res["boxes"]
+    # a 32-sided cylinder of radius 0.4 and depth 1.2 scaled (1.25, 1.25, 1.5), turned 0.3 rad about x
+    assert tube["name"] == "Pipe"
+    np.testing.assert_allclose(tube["center"], (1.0, 2.0, 0.6), atol=1e-6)
+    np.testing.assert_allclose(tube["axis"], (0.0, -np.sin(0.3), np.cos(0.3)), atol=1e-6)
+    assert tube["radius"] == pytest.approx(0.5, abs=1e-6)
+    assert tube["length"] == pytest.approx(1.8, abs=1e-6)
+    # a unit cube scaled (1.5, 0.8, 0.5), turned 0.4 rad about z
+    assert box["name"] == "Crate"
+    np.testing.assert_allclose(box["center"], (-2.0, 0.0, 0.5), atol=1e-6)
+    np.testing.assert_allclose(box["half_extents"], (0.75, 0.4, 0.25), atol=1e-6)
+    assert same_rotation_error(np.array(box["rotation"]), np.array([np.cos(0.2), 0.0, 0.0, np.sin(0.2)])) <= 1e-6
