@@ -7,8 +7,16 @@ with numba's own workqueue (it wakes sleeping threads), and with Debian 12's
 TBB 2021.8 one that grows with every launch (docs/numba.md). A loop whose work
 takes less than that is faster run in the calling thread: the parallel kernels
 take a ``serial`` flag, set where the loop has fewer than ``serial_below``
-items. The slabs and chunks are independent, so both ways give the same
-result bit for bit; only the speed differs.
+items. The slabs and chunks are independent, so both ways compute the same
+thing (bit for bit with fastmath off); with fastmath, LLVM may contract the
+two compiled paths differently, in the last bit.
+
+So that a run never depends on the machine's load or core count, the default
+threshold is fixed per layer (serial_below_for), not taken from a
+measurement: OpenMP and a TBB whose launches stay cheap never skip a launch
+(results as before the switch existed), workqueue skips them below
+WORKQUEUE_SERIAL_BELOW items, and a TBB whose launches grow skips them all.
+The measured launch cost only decides whether TBB grows, and is reported.
 """
 import time
 
@@ -18,6 +26,10 @@ from numba import njit, prange, threading_layer
 from .math3d import JIT_PARALLEL, PARALLEL_CHUNKS
 
 ITEM_SECONDS = 25e-9  # about what a body or contact costs in a parallel loop of the substep (velocity sweep: 30 ns)
+# one thread does fewer items faster than a workqueue launch (53 us here, 19-24 us on a 16-core Xeon) plus its share
+# on two threads: 2 x 53 us / 25 ns is about 4,200; the 1,000-body pile (about 3,000 contacts) runs serially
+WORKQUEUE_SERIAL_BELOW = 4096
+ALL = 2**62  # serial_below that runs every loop in the calling thread
 LAUNCHES = 20         # per timed batch
 BATCHES = 5           # the median batch counts: one batch may share the machine with something else
 GROWTH_LAUNCHES = 2000  # TBB only: launches between two measurements, to see whether each launch costs more
@@ -62,8 +74,17 @@ def launch_seconds() -> float:
     return first if later < 1.5 * first + 5e-6 else float("inf")
 
 
-def serial_below_for(launch: float, threads: int) -> int:
-    """Items below which a loop is faster in the calling thread: its work on one thread < launch + work / threads."""
+def break_even_items(launch: float, threads: int) -> int:
+    """Items below which one thread beats a launch plus its share of the work on ``threads`` threads."""
     if threads < 2 or not np.isfinite(launch):
-        return 2**62  # one thread gains nothing from a launch; a launch cost that grows must be avoided
+        return ALL  # one thread gains nothing from a launch; a launch cost that grows must be avoided
     return int(launch / ITEM_SECONDS * threads / (threads - 1))
+
+
+def serial_below_for(layer: str, launch: float) -> int:
+    """The default serial_below on numba's threading ``layer``, fixed per layer so runs are reproducible."""
+    if layer == "workqueue":
+        return WORKQUEUE_SERIAL_BELOW
+    if layer == "tbb" and not np.isfinite(launch):
+        return ALL
+    return 0

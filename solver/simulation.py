@@ -31,11 +31,11 @@ _LAUNCH_SECONDS = []  # measured once per process (the threading layer cannot ch
 
 
 def default_serial_below() -> int:
-    """Loops below this many items run in the calling thread: from the launch cost and numba's thread count."""
+    """Loops below this many items run in the calling thread: fixed per threading layer (solver/parallel.py)."""
     if not _LAUNCH_SECONDS:
         with _KERNEL_LOCK:
             _LAUNCH_SECONDS.append(launch_seconds())
-    return serial_below_for(_LAUNCH_SECONDS[0], numba.get_num_threads())
+    return serial_below_for(threading_layer(), _LAUNCH_SECONDS[0])
 
 
 class SimulationCancelled(RuntimeError):
@@ -126,9 +126,10 @@ class Simulation:
     overlap_tolerance: initial overlaps deeper than this fraction of the smaller
         body's smallest semi-axis raise ValueError; None disables the check.
     serial_below: a parallel loop over fewer bodies or contacts than this runs
-        in the calling thread instead (default: from the measured cost of one
-        launch on numba's threading layer, see solver/parallel.py). It changes
-        the speed only, never the result.
+        in the calling thread instead (default: fixed per threading layer, 0 on
+        OpenMP, see solver/parallel.py). It computes the same thing, so only the
+        speed changes, up to the last bit that fastmath may round differently:
+        pass the same value for runs that must match across layers.
     """
 
     def __init__(self, scene, dt=1.0 / 240.0, iterations=8, position_iterations=6, margin=None, pair_skin=None,

@@ -255,6 +255,7 @@ def warm_up_ours() -> None:
 def run_ours(pile: dict, steps: int, steps_per_call: int = 1) -> dict:
     """Time sim.step; statistics are read after every call (every step by default, like MuJoCo's)."""
     import solver
+    from solver.parallel import break_even_items
 
     warm_up_ours()
     scene = build_our_scene(pile)
@@ -289,6 +290,7 @@ def run_ours(pile: dict, steps: int, steps_per_call: int = 1) -> dict:
             threading_layer=_numba_threading_layer(),
             launch_us=1e6 * sim.stats["launch_seconds"],
             serial_below=sim.settings.serial_below,
+            break_even_items=break_even_items(sim.stats["launch_seconds"], sim.settings.threads),
         ),
     )
 

@@ -96,8 +96,8 @@ def _table(rows: list[dict]) -> list[str]:
         for k, v in row.items():
             if k not in keys and not isinstance(v, (dict, list)) and len(keys) < MAX_COLUMNS:
                 keys.append(k)
-    if "threading_layer" in rows[0] and "layer" not in keys:
-        keys.insert(1, "threading_layer")
+    if any("threading_layer" in row for row in rows) and "layer" not in keys:
+        keys.insert(1, "threading_layer")  # the layer that ran, with the TBB version where it was TBB
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
     lines += ["| " + " | ".join(_cell(row.get(k)) for k in keys) + " |" for row in rows]
     return lines

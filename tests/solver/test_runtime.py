@@ -137,11 +137,17 @@ def test_caches_of_other_source_versions_unused_for_two_weeks_are_removed(tmp_pa
 
 
 def test_a_loop_runs_serially_where_one_thread_beats_a_launch_plus_its_share():
-    from solver.parallel import ITEM_SECONDS, serial_below_for
+    from solver.parallel import ALL, ITEM_SECONDS, WORKQUEUE_SERIAL_BELOW, break_even_items, serial_below_for
 
     for launch, threads in ((1.2e-6, 2), (53e-6, 2), (53e-6, 8)):
-        n = serial_below_for(launch, threads)
+        n = break_even_items(launch, threads)
         serial, parallel = n * ITEM_SECONDS, launch + n * ITEM_SECONDS / threads
         assert abs(serial - parallel) <= ITEM_SECONDS  # the break-even point, to one item
-    assert serial_below_for(53e-6, 1) >= 2**62  # one thread: never launch
-    assert serial_below_for(float("inf"), 2) >= 2**62  # a launch cost that grows with every launch: never launch
+    assert break_even_items(53e-6, 1) == ALL  # one thread: never launch
+    assert break_even_items(float("inf"), 2) == ALL  # a launch cost that grows with every launch: never launch
+    # the defaults are fixed per layer, so a run never depends on a measurement: near the break-even of
+    # workqueue's launch measured here (53 us, two threads), none on OpenMP or a TBB that stays cheap
+    assert abs(WORKQUEUE_SERIAL_BELOW - break_even_items(53e-6, 2)) < 0.1 * WORKQUEUE_SERIAL_BELOW
+    assert serial_below_for("workqueue", 53e-6) == serial_below_for("workqueue", 19e-6) == WORKQUEUE_SERIAL_BELOW
+    assert serial_below_for("omp", 1.2e-6) == serial_below_for("omp", 8e-3) == 0
+    assert serial_below_for("tbb", 2.5e-6) == 0 and serial_below_for("tbb", float("inf")) == ALL
