@@ -105,7 +105,8 @@ def _table(rows: list[dict]) -> list[str]:
 
 def _plot_steps(name: str, results: list[dict]) -> str | None:
     """Bar chart of steps per second by engine and layer; returns the image path relative to docs/."""
-    bars = [(f"{r['engine']} {r.get('requested_layer') or ''}".strip(), r["steps_per_s"])
+    bars = [(" ".join(filter(None, [r["engine"], r.get("requested_layer"),
+                                    (r.get("threading_layer") or {}).get("tbb_version")])), r["steps_per_s"])
             for r in results if "steps_per_s" in r and "engine" in r]
     if len(bars) < 2:
         return None
