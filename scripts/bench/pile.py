@@ -65,6 +65,20 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 # --------------------------------------------------------------------------- scene
 
 
+def _grid_centres(n: int, per_row: int, spacing: float, bottom: float):
+    """Centres of n bodies in rows of per_row, layers of per_row^2, centred over the origin from height bottom up;
+    and the number of layers."""
+    per_layer = per_row * per_row
+    idx = np.arange(n)
+    ix, iy, iz = idx % per_row, (idx // per_row) % per_row, idx // per_layer
+    first = -0.5 * (per_row - 1) * spacing
+    positions = np.empty((n, 3))
+    positions[:, 0] = first + ix * spacing
+    positions[:, 1] = first + iy * spacing
+    positions[:, 2] = bottom + iz * spacing
+    return positions, -(-n // per_layer)
+
+
 def make_pile(n: int, seed: int) -> dict:
     """The engine-neutral scene: arrays plus the box, all in SI units."""
     rng = np.random.default_rng(seed)
@@ -83,16 +97,8 @@ def make_pile(n: int, seed: int) -> dict:
 
     spacing = 2.0 * hi + GRID_GAP
     per_row = max(1, int((side - GRID_GAP) // spacing))
-    per_layer = per_row * per_row
-    layers = -(-n // per_layer)
-    idx = np.arange(n)
-    ix, iy, iz = idx % per_row, (idx // per_row) % per_row, idx // per_layer
-    first = -0.5 * (per_row - 1) * spacing
-    jitter = rng.uniform(-0.5 * GRID_GAP, 0.5 * GRID_GAP, size=(n, 2))
-    positions = np.empty((n, 3))
-    positions[:, 0] = first + ix * spacing + jitter[:, 0]
-    positions[:, 1] = first + iy * spacing + jitter[:, 1]
-    positions[:, 2] = hi + GRID_GAP + iz * spacing
+    positions, layers = _grid_centres(n, per_row, spacing, hi + GRID_GAP)
+    positions[:, :2] += rng.uniform(-0.5 * GRID_GAP, 0.5 * GRID_GAP, size=(n, 2))
 
     wall_height = hi + GRID_GAP + layers * spacing  # walls reach above the top of the grid
     return dict(
@@ -121,17 +127,9 @@ def make_grid(n: int, seed: int) -> dict:
     quats = np.zeros((n, 4))
     quats[:, 0] = 1.0
     per_row = max(1, round(n ** (1.0 / 3.0)))
-    per_layer = per_row * per_row
-    layers = -(-n // per_layer)
     spacing = GRID_SPACING
     side = (per_row - 1) * spacing + 2.0 * GRID_CLEARANCE
-    idx = np.arange(n)
-    ix, iy, iz = idx % per_row, (idx // per_row) % per_row, idx // per_layer
-    first = -0.5 * (per_row - 1) * spacing
-    positions = np.empty((n, 3))
-    positions[:, 0] = first + ix * spacing
-    positions[:, 1] = first + iy * spacing
-    positions[:, 2] = hi + GRID_GAP + iz * spacing
+    positions, layers = _grid_centres(n, per_row, spacing, hi + GRID_GAP)
     return dict(
         n=n,
         seed=seed,
