@@ -17,8 +17,9 @@ from .runtime import threading_layer
 from .rope import build_ropes, copy_rope_state, rope_nodes, rope_segments
 from .scene import Scene
 from .state import BodyState, copy_body_state, grow_cache, new_body_state, new_workspace
-from .step import (CONTACT_OVERFLOW, DIVERGED, OK, PAIR_OVERFLOW, PHASES, Settings, record_step_statistics,
-                   run_substeps, run_substeps_with_ropes)
+from .step import (CONTACT_OVERFLOW, CONTACTS, CORRECTION_SWEEPS, DIVERGED, DIVERGED_BODY, OK, PAIR_OVERFLOW, PHASES,
+                   PUSH_SWEEPS, SUBSTEPS_DONE, VELOCITY_SWEEPS, Settings, record_step_statistics, run_substeps,
+                   run_substeps_with_ropes)
 from .validate import FieldError, flag, integer, number
 
 
@@ -255,7 +256,7 @@ class Simulation:
             if status == OK:
                 break
             if status == DIVERGED:
-                body = int(ws.counters[3])
+                body = int(ws.counters[DIVERGED_BODY])
                 if body < 0:  # a rope: reported as body -1 - rope with the rope's name
                     rope = -1 - body
                     raise SimulationDiverged(frame, body, self.scene.ropes[rope]["name"] or f"rope {rope}",
@@ -263,7 +264,7 @@ class Simulation:
                 raise SimulationDiverged(frame, body, self.scene.bodies[body]["name"], self.time, None)
             # a buffer was too small: the compiled loop left the state where its last full substep did;
             # grow the buffer geometrically and go on with the substeps that are left
-            remaining -= int(ws.counters[4])
+            remaining -= int(ws.counters[SUBSTEPS_DONE])
             if status == PAIR_OVERFLOW:
                 self._pair_capacity *= 2
             elif status == CONTACT_OVERFLOW:
@@ -278,10 +279,10 @@ class Simulation:
         """Copy the statistics the compiled loop left in the workspace (no recomputation here)."""
         ws = self._ws
         self.stats = {
-            "contacts": int(ws.counters[1]),
-            "sweeps": int(ws.counters[2]),  # velocity sweeps of the last substep
-            "push_sweeps": int(ws.counters[5]),  # split-impulse sweeps of the last substep
-            "correction_sweeps": int(ws.counters[6]),  # position-correction sweeps of the last substep
+            "contacts": int(ws.counters[CONTACTS]),
+            "sweeps": int(ws.counters[VELOCITY_SWEEPS]),  # velocity sweeps of the last substep
+            "push_sweeps": int(ws.counters[PUSH_SWEEPS]),  # split-impulse sweeps of the last substep
+            "correction_sweeps": int(ws.counters[CORRECTION_SWEEPS]),  # position-correction sweeps of the last substep
             "max_penetration": float(ws.step_stats[0]),
             "kinetic_energy": float(ws.step_stats[1]),
             "phase_seconds": {name: float(ws.phase_seconds[k]) for k, name in enumerate(PHASES)},

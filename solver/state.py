@@ -107,10 +107,8 @@ class Workspace(NamedTuple):
     level_start: np.ndarray       # (N + 1,) int64 first entry of each body's neighbours in level_adjacent
     level_adjacent: np.ndarray    # (2C,) int32 movable neighbours of each body, by contact
     level_queue: np.ndarray       # (N,) int32 bodies in the order their level was found
-    counters: np.ndarray          # (8,) int64: pairs, contacts, velocity sweeps run, diverged body,
-                                  #   substeps completed by the call, split-impulse sweeps run,
-                                  #   position-correction sweeps run (last substep), bouncing contacts
-    phase_seconds: np.ndarray     # (N_PHASES,)
+    counters: np.ndarray          # (8,) int64, slots named in step.py (PAIRS, CONTACTS, ... BOUNCES)
+    phase_seconds: np.ndarray     # (N_PHASES,) seconds per phase, indices named in step.py (FORCES, ...)
     step_stats: np.ndarray        # (2,) after the last substep: max penetration, kinetic energy
 
 

@@ -6,6 +6,7 @@ import pytest
 
 import solver
 from solver.math3d import quat_to_matrix_np
+from solver.step import PAIRS
 
 G = 9.81
 
@@ -176,7 +177,7 @@ def test_pair_witnesses_only_reject_pairs_that_could_not_touch():
     sim = solver.Simulation(build_pile(200), dt=1 / 240)
     for steps in (60, 240):  # 0.25 s (falling, first impacts), then 1.25 s
         sim.step(n=steps)
-        ws, n_pairs = sim._ws, int(sim._ws.counters[0])
+        ws, n_pairs = sim._ws, int(sim._ws.counters[PAIRS])
         witnessed = np.any(ws.pair_witness[:n_pairs] != 0.0, axis=1)
         assert witnessed.sum() > 0.3 * n_pairs  # most pairs carry one
         fields = ("contact_a", "contact_b", "contact_key", "contact_depth", "contact_normal", "contact_point")
