@@ -2,7 +2,6 @@
 
 Each case runs a fresh interpreter, since numba fixes both settings once per process.
 """
-import importlib.metadata
 import json
 import os
 import re
@@ -13,6 +12,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
+from scripts.bench.pile import tbb_library_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,17 +40,12 @@ NUMBA_DEFAULT = textwrap.dedent("""
 """)
 
 
-def _tbb_library_dir():
-    """Folder of the PyPI tbb wheel's libtbb.so.12 (a development requirement), so TBB loads on any machine."""
-    for file in importlib.metadata.files("tbb") or ():
-        if file.name == "libtbb.so.12":
-            return str(Path(file.locate()).resolve().parent)
-    pytest.fail("the tbb wheel from requirements-dev.txt has no libtbb.so.12")
-
-
 def _env_with_tbb(**variables):
+    """A clean environment in which the PyPI tbb wheel's runtime (a development requirement) loads on any machine."""
+    tbb = tbb_library_dir()
+    assert tbb, "the tbb wheel from requirements-dev.txt has no libtbb.so.12"
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
-    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [_tbb_library_dir(), env.get("LD_LIBRARY_PATH")]))
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [tbb, env.get("LD_LIBRARY_PATH")]))
     env["PYTHONPATH"] = str(ROOT)
     env.update(variables)
     return env
