@@ -13,7 +13,7 @@ from numba import njit, prange
 from .math3d import (JIT, JIT_PARALLEL, PARALLEL_CHUNKS, mat_vec, quat_mul, quat_to_matrix, rotated_by_rotation_vector,
                      world_inverse_inertia)
 from .model import DYNAMIC, KINEMATIC
-from .narrowphase import shape_matrix
+from .collision.narrowphase import shape_matrix
 
 
 @njit(**JIT, inline="always")

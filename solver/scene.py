@@ -200,7 +200,7 @@ class Scene:
         local_point) ties a node to a point given in the body's frame (the rope and the body pull on each
         other). Bodies must be added before the ropes tied to them.
         """
-        from .rope import validate_rope_spec
+        from .ropes.model import validate_rope_spec
 
         index = len(self.ropes)
         owner = self._owner("rope", index, name)

@@ -6,15 +6,15 @@ import threading
 import numba
 import numpy as np
 
-from .broadphase import find_pairs
-from .collision import collide
+from .collision.broadphase import find_pairs
+from .collision.driver import collide
 from .integrate import body_kinetic_energies, update_body_frames
 from .math3d import PARALLEL_CHUNKS
 from .model import build_model
 from .parallel import launch_seconds, serial_below_for
 from .recording import Recording
 from .runtime import threading_layer
-from .rope import build_ropes, copy_rope_state, rope_nodes, rope_segments
+from .ropes.model import build_ropes, copy_rope_state, rope_nodes, rope_segments
 from .scene import Scene
 from .state import BodyState, copy_body_state, grow_cache, new_body_state, new_workspace
 from .step import (CONTACT_OVERFLOW, CONTACTS, CORRECTION_SWEEPS, DIVERGED, DIVERGED_BODY, OK, PAIR_OVERFLOW, PHASES,

@@ -11,8 +11,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .contact_solver import AUX_WIDTH, PUSH_WIDTH, RESPONSE_WIDTH, ROW_DTYPE, ROW_WIDTH
-from .solve_order import order_bucket_count
+from .contact.push_sweeps import PUSH_WIDTH
+from .contact.rows import AUX_WIDTH, RESPONSE_WIDTH, ROW_DTYPE, ROW_WIDTH
+from .contact.solve_order import order_bucket_count
 
 # cached impulse layout (world frame): normal, friction vector (3), rolling vector (3), spinning
 IMPULSE_WIDTH = 8
@@ -69,7 +70,7 @@ class Workspace(NamedTuple):
     contact_depth: np.ndarray     # (C,)
     contact_impulse: np.ndarray   # (C, 3) accumulated normal and friction impulses along this substep's frame
     contact_twist_impulse: np.ndarray  # (C, 3) accumulated rolling and spinning impulses
-    contact_row: np.ndarray       # (C, ROW_WIDTH) float32: directions, Jacobians, masses, targets (see contact_solver)
+    contact_row: np.ndarray       # (C, ROW_WIDTH) float32: directions, Jacobians, masses, targets (see contact/rows.py)
     contact_response: np.ndarray  # (C, RESPONSE_WIDTH) inverse masses and I^-1 (r x d)
     contact_aux: np.ndarray       # (C, AUX_WIDTH) rolling and spinning terms
     slot_depth: np.ndarray        # (C,) float32 signed depth per slot (overlap > 0)
@@ -99,7 +100,7 @@ class Workspace(NamedTuple):
     push_slot: np.ndarray         # (C,) int32 slots the split impulses sweep (see solve_penetration), per class from its first slot
     gap_slot: np.ndarray          # (C,) int32 gaps the pushes might close, per class from its first slot
     push_count: np.ndarray        # (2, slabs + 1) int64 per class: slots listed to push, gaps that might close
-    push_row: np.ndarray          # (C, PUSH_WIDTH) the listed slots' terms, in push_slot's order (see contact_solver)
+    push_row: np.ndarray          # (C, PUSH_WIDTH) the listed slots' terms, in push_slot's order (see contact/push_sweeps.py)
     push_body: np.ndarray         # (C, 2) int32 their bodies A and B in solve numbering
     body_pushed: np.ndarray       # (N,) bool per solve index: a body of a listed contact (only they get pushes)
     body_level: np.ndarray        # (N,) int32 per solve index: contacts between it and an immovable body (see

@@ -23,16 +23,20 @@ import numba
 from numba import njit
 from numba.core.errors import NumbaWarning
 
-from .broadphase import update_pairs
-from .collision import collide
-from .contact_solver import (apply_restitution, correct_positions, finish_rebounds, prepare_contacts,
-                             solve_penetration, solve_velocities, store_impulses, warm_start)
+from .collision.broadphase import update_pairs
+from .collision.driver import collide
+from .contact.position_correction import correct_positions
+from .contact.prepare import prepare_contacts
+from .contact.restitution import apply_restitution, finish_rebounds
+from .contact.split_impulses import solve_penetration
+from .contact.velocity import solve_velocities
+from .contact.warm_start import store_impulses, warm_start
 from .integrate import (first_non_finite_body, integrate_positions, predict_velocities, restore_velocities,
                         update_body_frames)
 from .math3d import JIT, PARALLEL_CHUNKS
-from .rope_contacts import rope_collide
-from .rope_kernels import first_non_finite_rope, rope_substep
-from .solve_order import assign_slabs, gather_velocities, order_contacts, scatter_velocities
+from .ropes.contacts import rope_collide
+from .ropes.kernels import first_non_finite_rope, rope_substep
+from .contact.solve_order import assign_slabs, gather_velocities, order_contacts, scatter_velocities
 
 # The phase clock's one-line object-mode block holds the GIL for about a microsecond per read;
 # numba warns that such code cannot run in parallel, which is expected and harmless here.

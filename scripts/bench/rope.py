@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 import solver
-from solver.rope import build_ropes, max_length_error, run_ropes
+from solver.ropes.model import build_ropes, max_length_error, run_ropes
 
 G = 9.81
 

@@ -172,7 +172,7 @@ def test_pair_witnesses_only_reject_pairs_that_could_not_touch():
     """The narrow phase skips a pair when the width gap along its last separating direction (its witness)
     already exceeds the reach. That bound is exact, so the contacts must be bit for bit the ones found
     with no witnesses at all: checked while a pile falls and collides, and once it rests."""
-    from solver.collision import collide
+    from solver.collision.driver import collide
 
     sim = solver.Simulation(build_pile(200), dt=1 / 240)
     for steps in (60, 240):  # 0.25 s (falling, first impacts), then 1.25 s

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from solver.broadphase import find_pairs, update_pairs
+from solver.collision.broadphase import find_pairs, update_pairs
 from solver.math3d import PARALLEL_CHUNKS
 from solver.state import new_workspace
 

@@ -29,7 +29,7 @@ def test_rotation_sink_is_the_second_order_swing_of_a_spinning_ellipsoid_support
     for h, the sink is what the height gains beyond its first-order rate:
     f(t + w h) - f(t) - w h f'(t), exact for a constant spin.
     """
-    from solver.contact_solver import _rotation_sink
+    from solver.contact.push_sweeps import _rotation_sink
     from solver.math3d import quat_to_matrix_np
 
     a, b, h = 0.05, 0.02, 1.0 / 240.0

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import solver
-from solver.rope import build_ropes
+from solver.ropes.model import build_ropes
 
 LINE = np.column_stack([np.linspace(0.0, 1.0, 5), np.zeros(5), np.zeros(5)])
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from numpy.polynomial import Polynomial
 
-from solver.rope import FreeBodies, build_ropes, rope_joint_moments, rope_segments, run_ropes
+from solver.ropes.model import FreeBodies, build_ropes, rope_joint_moments, rope_segments, run_ropes
 
 G = 9.81
 LENGTH_TOLERANCE = 1e-4  # issue 3: relative, throughout every test

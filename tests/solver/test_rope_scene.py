@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import solver
-from solver.rope_contacts import CONTACT_SLOP
+from solver.ropes.contacts import CONTACT_SLOP
 
 ROOT = Path(__file__).resolve().parents[2]
 LENGTH_TOLERANCE = 1e-4

@@ -12,7 +12,7 @@ import pytest
 
 import solver
 from test_bodies_and_piles import build_pile
-from solver.solve_order import BLOCK, SLAB_IMBALANCE, assign_slabs, order_contacts
+from solver.contact.solve_order import BLOCK, SLAB_IMBALANCE, assign_slabs, order_contacts
 from solver.state import new_workspace
 
 G = 9.81

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .math3d import JIT, cross
+from ..math3d import JIT, cross
 
 
 class NodeImpulse(NamedTuple):

@@ -18,10 +18,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .broadphase import cell_hash
-from .math3d import JIT, cross, quat_to_matrix, world_inverse_inertia
-from .model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
-from .rope_impulses import apply_node_impulse, node_impulse_arrays
+from ..collision.broadphase import cell_hash
+from ..math3d import JIT, cross, quat_to_matrix, world_inverse_inertia
+from ..model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
+from .impulses import apply_node_impulse, node_impulse_arrays
 
 KIND_STATIC, KIND_BODY, KIND_ROPE = 0, 1, 2
 

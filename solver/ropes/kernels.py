@@ -19,9 +19,9 @@ import math
 import numpy as np
 from numba import njit
 
-from .math3d import JIT, cross, quat_mul, quat_to_matrix, rotate_by_rotation_vector, world_inverse_inertia
-from .rope_contacts import prepare_rope_contacts, solve_rope_contacts
-from .rope_impulses import apply_body_impulse, apply_node_impulse, node_impulse_arrays
+from ..math3d import JIT, cross, quat_mul, quat_to_matrix, rotate_by_rotation_vector, world_inverse_inertia
+from .contacts import prepare_rope_contacts, solve_rope_contacts
+from .impulses import apply_body_impulse, apply_node_impulse, node_impulse_arrays
 
 BAND = 8  # scalar half-bandwidth: blocks couple to blocks two away, 3 rows each -> 3*2+2
 S_REGULARISATION = 1e-9  # relative compliance on hard rows that pins can make dependent

@@ -13,7 +13,7 @@ the skin since the build; a settled pile rebuilds rarely.
 import numpy as np
 from numba import njit, prange
 
-from .math3d import JIT, JIT_PARALLEL
+from ..math3d import JIT, JIT_PARALLEL
 
 # Row-major cell numbering, wrapped into the table: neighbouring cells along x share a cache line of
 # bucket_start and their bodies lie next to each other in bucket order (with the XOR-of-primes hash of

@@ -30,7 +30,7 @@ contact (in key order) a slot holds and ``contact_slot`` the inverse.
 import numpy as np
 from numba import njit, prange
 
-from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
+from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
 
 HISTOGRAM_BINS = 1024   # resolution of the equal-count split along x
 SLAB_IMBALANCE = 1.25   # a slab may hold this many times its share of dynamic bodies before the split moves

@@ -23,8 +23,8 @@ pair a < b and key = a * (N + S) + N + s for body a against static collider s.
 import numpy as np
 from numba import njit, prange
 
-from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
-from .model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
+from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
+from ..model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
 from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_tube_depth,
                           ellipsoids_separated_into, minimise_width_gap, minimise_width_gap_supports,
                           new_separation_scratch, plane_depth, quadratic_form, sym_at, width_gap)

@@ -21,7 +21,7 @@ minima for deep crossings of long ellipsoids).
 import numpy as np
 from numba import njit
 
-from .math3d import JIT, orthonormal_basis
+from ..math3d import JIT, orthonormal_basis
 
 NEWTON_MAX_ITERATIONS = 40
 NEWTON_STEP_TOLERANCE = 1e-14

@@ -16,9 +16,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .math3d import quat_mul
-from .rope_kernels import BAND, first_non_finite_rope, max_length_error, rope_advance, rope_substep
-from .validate import FieldError, array, describe, integer, number, vector
+from ..math3d import quat_mul
+from .kernels import BAND, first_non_finite_rope, max_length_error, rope_advance, rope_substep
+from ..validate import FieldError, array, describe, integer, number, vector
 
 __all__ = ["RopeModel", "RopeState", "FreeBodies", "build_ropes", "rope_substep", "rope_advance", "run_ropes",
            "rope_joint_moments", "max_length_error", "rope_frames_from_points", "rope_nodes", "rope_segments",
