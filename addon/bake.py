@@ -8,19 +8,19 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
+from ..solver import rotations
 from . import keyframes_compat as kc
-from . import quat
 
 # Bone axes -> rope segment axes: the bone's Y (its length) is the segment's d3 (local z),
 # bone X is d1, bone Z is -d2 (keeps a right-handed frame).
-_BONE_IN_SEGMENT = quat.from_matrix(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]]))
+_BONE_IN_SEGMENT = rotations.from_matrix(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]]))
 
 
 def object_poses_from_body(body_poses, offset_location, offset_rotation):
     """Object (location, quaternion) per frame from body poses (F, 7) and the origin->principal offset."""
-    rot = quat.mul(body_poses[:, 3:], quat.conj(offset_rotation)[None, :])
-    rot = quat.make_continuous(rot)
-    loc = body_poses[:, :3] - quat.rotate(rot, np.broadcast_to(offset_location, (len(rot), 3)))
+    rot = rotations.mul(body_poses[:, 3:], rotations.conj(offset_rotation)[None, :])
+    rot = rotations.make_continuous(rot)
+    loc = body_poses[:, :3] - rotations.rotate(rot, np.broadcast_to(offset_location, (len(rot), 3)))
     return loc, rot
 
 
@@ -78,14 +78,14 @@ def bone_local_poses(arm, bone_names, nodes, segments):
     """
     inv_world = arm.matrix_world.inverted_safe()
     a_loc, a_rot, _ = (np.array(x) for x in inv_world.decompose())
-    heads_arm = quat.rotate(a_rot, nodes[:, :-1, :]) + a_loc
-    seg_arm = quat.mul(a_rot, segments)
-    target_rot = quat.mul(seg_arm, _BONE_IN_SEGMENT)
+    heads_arm = rotations.rotate(a_rot, nodes[:, :-1, :]) + a_loc
+    seg_arm = rotations.mul(a_rot, segments)
+    target_rot = rotations.mul(seg_arm, _BONE_IN_SEGMENT)
     bones = [arm.data.bones[name] for name in bone_names]
-    inv_rest = quat.conj(np.array([b.matrix_local.to_quaternion() for b in bones]))
+    inv_rest = rotations.conj(np.array([b.matrix_local.to_quaternion() for b in bones]))
     rest_head = np.array([b.head_local for b in bones])
-    locs = quat.rotate(inv_rest[None], heads_arm - rest_head[None])
-    rots = quat.make_continuous(quat.mul(inv_rest[None], target_rot), axis=0)
+    locs = rotations.rotate(inv_rest[None], heads_arm - rest_head[None])
+    rots = rotations.make_continuous(rotations.mul(inv_rest[None], target_rot), axis=0)
     return locs, rots
 
 
@@ -96,12 +96,12 @@ def segment_frames_from_nodes(arm, bone_names, nodes):
         bone = arm.data.bones[name]
         world = arm.matrix_world @ bone.matrix_local
         q_bone = np.array(world.to_quaternion())
-        rest_q.append(quat.mul(q_bone, quat.conj(_BONE_IN_SEGMENT)))
+        rest_q.append(rotations.mul(q_bone, rotations.conj(_BONE_IN_SEGMENT)))
     rest_q = np.array(rest_q)
     tangents = np.diff(nodes, axis=1)
-    rest_t = quat.rotate(rest_q, np.array([0.0, 0.0, 1.0]))
-    swing = quat.between(np.broadcast_to(rest_t, tangents.shape), tangents)
-    return quat.mul(swing, np.broadcast_to(rest_q, swing.shape))
+    rest_t = rotations.rotate(rest_q, np.array([0.0, 0.0, 1.0]))
+    swing = rotations.between(np.broadcast_to(rest_t, tangents.shape), tangents)
+    return rotations.mul(swing, np.broadcast_to(rest_q, swing.shape))
 
 
 def bake_rope(arm, bone_names, frames, nodes, segments=None):
@@ -136,8 +136,8 @@ def bake_recording(context, conv, rec):
         off_loc = np.array([b.offset_location for b in conv.bodies], dtype=np.float64)
         off_rot = np.array([b.offset_rotation for b in conv.bodies], dtype=np.float64)
         poses = np.asarray(rec.body_poses, dtype=np.float64)[:, index, :]
-        rot = quat.make_continuous(quat.mul(poses[..., 3:], quat.conj(off_rot)[None]), axis=0)
-        loc = poses[..., :3] - quat.rotate(rot, np.broadcast_to(off_loc, rot.shape[:-1] + (3,)))
+        rot = rotations.make_continuous(rotations.mul(poses[..., 3:], rotations.conj(off_rot)[None]), axis=0)
+        loc = poses[..., :3] - rotations.rotate(rot, np.broadcast_to(off_loc, rot.shape[:-1] + (3,)))
         for j, b in enumerate(conv.bodies):
             obj = objects.get(b.object_name)
             if obj is None:

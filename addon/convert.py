@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
-from . import quat
+from ..solver import rotations
 from .properties import frame_range
 
 
@@ -42,7 +42,7 @@ class Conversion:
     frames: int
     fps: float
     substeps: int
-    iterations: int
+    velocity_sweeps: int
     warnings: list = field(default_factory=list)
 
     @property
@@ -96,8 +96,8 @@ def body_shape_world(obj, obj_matrix):
         semi = np.abs(sc) * empty.empty_display_size
         return c, q, semi
     t, r, _ = rigid_parts(obj_matrix)
-    c = t + quat.rotate(r, np.array(s.offset_location))
-    q = quat.mul(r, np.array(s.offset_rotation) / np.linalg.norm(s.offset_rotation))
+    c = t + rotations.rotate(r, np.array(s.offset_location))
+    q = rotations.mul(r, np.array(s.offset_rotation) / np.linalg.norm(s.offset_rotation))
     return c, q, np.array(s.semi_axes)
 
 
@@ -122,9 +122,9 @@ def collider_geometry(obj, kind):
         lo, hi = co.min(axis=0), co.max(axis=0)
     else:
         lo, hi = -np.abs(scale), np.abs(scale)
-    center = loc + quat.rotate(rot, 0.5 * (lo + hi))
+    center = loc + rotations.rotate(rot, 0.5 * (lo + hi))
     half = 0.5 * (hi - lo)
-    z_axis = quat.rotate(rot, np.array([0.0, 0.0, 1.0]))
+    z_axis = rotations.rotate(rot, np.array([0.0, 0.0, 1.0]))
     return dict(center=center, half=half, rotation=rot, z_axis=z_axis, location=loc)
 
 
@@ -222,12 +222,12 @@ def build_scene(solver, context, scene=None):
             body_index[obj.name] = i
             if s.body_type == 'ANIMATED':
                 poses = np.array([np.concatenate(body_shape_world(obj, m)[:2]) for m in tracks[obj.name]])
-                poses[:, 3:] = quat.make_continuous(poses[:, 3:])
+                poses[:, 3:] = rotations.make_continuous(poses[:, 3:])
                 out.set_kinematic_track(i, times, poses)
             elif s.body_type == 'DYNAMIC':
                 t0, r0, _ = rigid_parts(mat0)
-                off_loc = quat.rotate(quat.conj(r0), c - t0)
-                off_rot = quat.mul(quat.conj(r0), q)
+                off_loc = rotations.rotate(rotations.conj(r0), c - t0)
+                off_rot = rotations.mul(rotations.conj(r0), q)
                 conv.bodies.append(BodyBinding(obj.name, i, off_loc, off_rot))
         for obj in colliders:
             _add_collider(solver, out, obj)
@@ -307,7 +307,7 @@ def _add_rope(solver, out, conv, arm, body_index, tracks, times):
                 pinned.append(node)
                 continue
         body = out.bodies[b]
-        local = quat.rotate(quat.conj(np.array(body["orientation"])), nodes[node] - np.array(body["position"]))
+        local = rotations.rotate(rotations.conj(np.array(body["orientation"])), nodes[node] - np.array(body["position"]))
         attachments.append((node, b, tuple(local)))
     r = out.add_rope(nodes, radius=float(s.rope_radius), density=float(s.rope_density),
                      young_modulus=float(s.rope_young_modulus), shear_modulus=float(s.rope_shear_modulus),
@@ -325,14 +325,14 @@ def _anchor_body(out, target, radius, node, inward, matrices, times, name):
     """
     mats = [rigid_parts(m) for m in matrices]
     loc = np.array([m[0] for m in mats])
-    rot = quat.make_continuous(np.array([m[1] for m in mats]))
+    rot = rotations.make_continuous(np.array([m[1] for m in mats]))
     if np.allclose(loc, loc[0], atol=1e-9) and np.allclose(rot, rot[0], atol=1e-9):
         return None
     direction = np.asarray(inward, dtype=np.float64)
     direction = direction / np.linalg.norm(direction)
     center0 = np.asarray(node, dtype=np.float64) - 2.5 * radius * direction
-    offset = quat.rotate(quat.conj(rot[0]), center0 - loc[0])  # in the object's axes
-    poses = np.concatenate([loc + quat.rotate(rot, np.broadcast_to(offset, loc.shape)), rot], axis=1)
+    offset = rotations.rotate(rotations.conj(rot[0]), center0 - loc[0])  # in the object's axes
+    poses = np.concatenate([loc + rotations.rotate(rot, np.broadcast_to(offset, loc.shape)), rot], axis=1)
     i = out.add_ellipsoid(semi_axes=(radius, radius, radius), position=tuple(poses[0, :3]),
                           orientation=tuple(poses[0, 3:]), kinematic=True, name=name)
     out.set_kinematic_track(i, times, poses)

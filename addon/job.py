@@ -64,7 +64,7 @@ class SimulationJob:
     def _run(self):
         solver, conv = self.solver, self.conv
         try:
-            kwargs = {"iterations": conv.iterations} if conv.iterations > 0 else {}
+            kwargs = {"velocity_sweeps": conv.velocity_sweeps} if conv.velocity_sweeps > 0 else {}
             sim = solver.Simulation(conv.scene, dt=conv.dt, **kwargs)
             self.recording = sim.run(frames=conv.frames, fps=conv.fps, substeps=conv.substeps,
                                      progress=self._progress, should_stop=self._cancel.is_set)

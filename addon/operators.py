@@ -8,7 +8,8 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, St
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 from mathutils import Matrix, Quaternion, Vector
 
-from . import bake, convert, fitting, quat, rope_rig, runtime
+from ..solver import rotations
+from . import bake, convert, fitting, rope_rig, runtime
 from .job import SimulationJob
 from .properties import BODY_TYPE_ITEMS, END_MODE_ITEMS
 
@@ -68,7 +69,7 @@ def make_body(context, obj, body_type='DYNAMIC'):
         raise fitting.FitError(f"'{obj.name}' is not a mesh (it is {obj.type.lower()}); only meshes can become bodies")
     co, tri = mesh_triangles_world(context, obj)
     fit = fitting.fit_ellipsoid(co, tri, name=obj.name)
-    q_fit = quat.from_matrix(fit.rotation)
+    q_fit = rotations.from_matrix(fit.rotation)
     t0, r0, _ = convert.rigid_parts(obj.matrix_world)
     s = obj.quadric
     s.role = 'BODY'
@@ -76,8 +77,8 @@ def make_body(context, obj, body_type='DYNAMIC'):
     s.semi_axes = fit.semi_axes
     s.fitted_volume = fit.volume
     s.fit_method = fit.method
-    s.offset_location = quat.rotate(quat.conj(r0), fit.center - t0)
-    s.offset_rotation = quat.mul(quat.conj(r0), q_fit)
+    s.offset_location = rotations.rotate(rotations.conj(r0), fit.center - t0)
+    s.offset_rotation = rotations.mul(rotations.conj(r0), q_fit)
     ensure_shape_empty(obj, fit.center, q_fit, fit.semi_axes)
     return fit.warning
 

@@ -97,8 +97,9 @@ class QuadricSceneSettings(bpy.types.PropertyGroup):
     use_scene_range: BoolProperty(name="Use Scene Frame Range", default=True)
     frame_start: IntProperty(name="Start", default=1)
     frame_end: IntProperty(name="End", default=250)
-    iterations: IntProperty(name="Iterations", default=0, min=0, soft_max=100,
-                            description="Contact solver iterations per substep (0: solver default)")
+    # the solver's velocity_sweeps; the property keeps its first name so saved files keep their value
+    iterations: IntProperty(name="Velocity Sweeps", default=0, min=0, soft_max=100,
+                            description="The contact solver's velocity sweeps per substep, at most (0: solver default)")
     status: StringProperty(name="Last Result", default="", description="Outcome of the last simulation")
 
 

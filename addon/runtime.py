@@ -1,7 +1,8 @@
 """Loads the solver lazily, after numba has been told where to cache.
 
-The solver imports numba when it is imported, and numba reads NUMBA_CACHE_DIR
-at import time, so it is set here first. The cache lives in the extension's
+The solver's kernel modules import numba, and the solver keys its cache folder
+on NUMBA_CACHE_DIR when the first of them loads, so it is set here first
+(solver.rotations, plain numpy, may be imported before). The cache lives in the extension's
 user directory (never beside the installed code, which may be read-only and is
 replaced on update); the solver keys a folder inside it on a hash of its own
 sources and chooses numba's threading layer itself (solver/runtime.py: OpenMP

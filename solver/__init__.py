@@ -1,4 +1,4 @@
-"""Quadric Dynamics solver: rigid ellipsoids with frictional contact (numpy + numba only).
+"""Quadric Dynamics solver: rigid ellipsoids with frictional contact, and Cosserat ropes (numpy + numba only).
 
     import solver
     scene = solver.Scene()
@@ -6,16 +6,30 @@
     scene.add_ellipsoid((0.1, 0.1, 0.1), position=(0, 0, 0.5))
     sim = solver.Simulation(scene, dt=1 / 240)
     recording = sim.run(frames=48, fps=24, substeps=10)
+
+Importing the package loads no numba: the public names load on first use, and
+math3d.py (imported by every kernel module) first sets numba's cache folder and
+threading layer (runtime.py). So the add-on can import solver.rotations before
+it has pointed NUMBA_CACHE_DIR at its user folder.
 """
-from . import runtime
+import importlib
 
-runtime.configure()  # numba's cache folder and threading layer, before any kernel module is imported
-
-from .recording import Recording  # noqa: E402
-from .scene import Material, Scene  # noqa: E402
-from .simulation import Simulation, SimulationCancelled, SimulationDiverged, State  # noqa: E402
-from .validate import SceneFileError  # noqa: E402
-
-__all__ = ["Material", "Recording", "Scene", "SceneFileError", "Simulation", "SimulationCancelled",
-           "SimulationDiverged", "State"]
+_PUBLIC = {
+    "Material": "scene", "Scene": "scene", "Recording": "recording", "SceneFileError": "validate",
+    "Simulation": "simulation", "SimulationCancelled": "simulation", "SimulationDiverged": "simulation",
+    "State": "simulation",
+}
+__all__ = sorted(_PUBLIC)
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))

@@ -62,7 +62,8 @@ def main(argv=None) -> int:
     run.add_argument("--frames", type=count, default=250)
     run.add_argument("--fps", type=_positive(float, "a positive number"), default=24.0)
     run.add_argument("--substeps", type=count, default=10)
-    run.add_argument("--iterations", type=count, default=None, help="contact solver iterations per substep")
+    run.add_argument("--velocity-sweeps", "--iterations", dest="velocity_sweeps", type=count, default=None,
+                     help="the contact solver's velocity sweeps per substep, at most")
     run.add_argument("--threads", type=count, default=None,
                      help="slabs of the parallel contact solve (default: numba's thread count, at most 8)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -87,7 +88,8 @@ def _run(args) -> int:
         return 2
     try:
         scene = Scene.load(args.scene)
-        options = {name: value for name, value in (("iterations", args.iterations), ("threads", args.threads))
+        options = {name: value for name, value in (("velocity_sweeps", args.velocity_sweeps),
+                                                   ("threads", args.threads))
                    if value is not None}
         sim = Simulation(scene, **options)
     except (OSError, ValueError) as error:

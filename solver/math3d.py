@@ -2,8 +2,12 @@
 
 Everything works on scalars and tiny tuples so the hot loops allocate nothing.
 """
-import numpy as np
-from numba import njit
+from . import runtime
+
+runtime.configure()  # numba's cache folder and threading layer, before the first kernel is defined
+
+import numpy as np  # noqa: E402
+from numba import njit  # noqa: E402
 
 # Reassociation and contraction let LLVM vectorise and fuse the solver loops (about 4x
 # faster); NaN and infinity semantics stay strict so divergence checks keep working.
@@ -107,3 +111,12 @@ def quat_to_matrix_np(q):
     out = np.empty((3, 3))
     quat_to_matrix(np.asarray(q, dtype=np.float64), out)
     return out
+
+
+@njit(**JIT, inline="always")
+def norm3(x, y, z):
+    """Euclidean norm that does not overflow for huge components (a diverging body must not poison others)."""
+    m = max(abs(x), max(abs(y), abs(z)))
+    if m == 0.0 or not np.isfinite(m):
+        return m
+    return m * np.sqrt((x / m) ** 2 + (y / m) ** 2 + (z / m) ** 2)

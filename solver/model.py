@@ -23,6 +23,7 @@ class Model(NamedTuple):
     semi_axes: np.ndarray            # (N, 3)
     mass: np.ndarray                 # (N,)
     inv_mass: np.ndarray             # (N,) 0 for fixed and kinematic bodies
+    dynamic: np.ndarray              # (N,) bool: inv_mass > 0
     inertia_local: np.ndarray        # (N, 3) principal moments
     inv_inertia_local: np.ndarray    # (N, 3) 0 for fixed and kinematic bodies
     bounding_radius: np.ndarray      # (N,) largest semi-axis
@@ -117,7 +118,7 @@ def build_model(scene) -> Model:
     return Model(
         n_bodies=n,
         gravity=np.array(scene.gravity, dtype=np.float64),
-        semi_axes=semi_axes, mass=mass, inv_mass=inv_mass,
+        semi_axes=semi_axes, mass=mass, inv_mass=inv_mass, dynamic=inv_mass > 0.0,
         inertia_local=inertia, inv_inertia_local=inv_inertia,
         bounding_radius=semi_axes.max(axis=1) if n else np.zeros(0),
         swing_arm=semi_axes.max(axis=1) ** 2 / semi_axes.min(axis=1) if n else np.zeros(0),

@@ -1,6 +1,6 @@
 """Numba's settings for the solver, made once, before any kernel is compiled or launched.
 
-Imported first by ``solver/__init__.py``, so the standalone solver (Python API,
+Run by ``math3d.py``, which every kernel module imports first, so the standalone solver (Python API,
 ``python -m solver``, tests, benchmarks) and the Blender add-on get the same two
 settings:
 
@@ -36,6 +36,7 @@ SOURCE_ROOT = os.path.dirname(os.path.abspath(__file__))
 _USER_LAYER_VARIABLES = ("NUMBA_THREADING_LAYER", "NUMBA_THREADING_LAYER_PRIORITY")
 STALE_CACHE_SECONDS = 14 * 24 * 3600  # caches of other source versions unused this long are removed
 _KEY = re.compile(r"[0-9a-f]{16}")
+_CONFIGURED = False  # configure() runs once per process
 
 
 def source_hash(root: str = SOURCE_ROOT) -> str:
@@ -102,6 +103,10 @@ def configure() -> None:
     config from the environment whenever a NUMBA_ variable changes, and child
     processes inherit the same choice.
     """
+    global _CONFIGURED
+    if _CONFIGURED:
+        return
+    _CONFIGURED = True
     path = cache_dir(source_hash())
     try:
         prune_stale_caches(path)

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import threading
+import warnings
 
 import numba
 import numpy as np
 
 from .collision.broadphase import find_pairs
 from .collision.driver import collide
-from .integrate import body_kinetic_energies, update_body_frames
+from .forces import update_body_frames
+from .integrate import body_kinetic_energies
 from .math3d import PARALLEL_CHUNKS
 from .model import build_model
 from .parallel import launch_seconds, serial_below_for
@@ -18,7 +20,7 @@ from .ropes.model import build_ropes, copy_rope_state, rope_nodes, rope_segments
 from .scene import Scene
 from .state import BodyState, copy_body_state, grow_cache, new_body_state, new_workspace
 from .step import (CONTACT_OVERFLOW, CONTACTS, CORRECTION_SWEEPS, DIVERGED, DIVERGED_BODY, OK, PAIR_OVERFLOW, PHASES,
-                   PUSH_SWEEPS, SUBSTEPS_DONE, VELOCITY_SWEEPS, Settings, record_step_statistics, run_substeps,
+                   SPLIT_IMPULSE_SWEEPS, SUBSTEPS_DONE, VELOCITY_SWEEPS, Settings, record_step_statistics, run_substeps,
                    run_substeps_with_ropes)
 from .validate import FieldError, flag, integer, number
 
@@ -37,6 +39,22 @@ def default_serial_below() -> int:
         with _KERNEL_LOCK:
             _LAUNCH_SECONDS.append(launch_seconds())
     return serial_below_for(threading_layer(), _LAUNCH_SECONDS[0])
+
+
+# the sweep settings' earlier names
+RENAMED = {"iterations": "velocity_sweeps", "position_iterations": "split_impulse_sweeps",
+           "correction_iterations": "correction_sweeps"}
+
+
+def _renamed_sweeps(renamed: dict, **current) -> dict:
+    """{new name: (name the caller used, value)}; an old name warns, an unknown keyword is a TypeError."""
+    used = {name: (name, value) for name, value in current.items()}
+    for old, value in renamed.items():
+        if old not in RENAMED:
+            raise TypeError(f"Simulation() got an unexpected keyword argument {old!r}")
+        warnings.warn(f"Simulation: {old} is now called {RENAMED[old]}", DeprecationWarning, stacklevel=3)
+        used[RENAMED[old]] = (old, value)
+    return used
 
 
 class SimulationCancelled(RuntimeError):
@@ -97,12 +115,12 @@ class Simulation:
     """Advance a Scene in time.
 
     dt: step length used by :meth:`step` (``run`` uses 1 / (fps * substeps)).
-    iterations: velocity iterations (sweeps) of the contact solver per substep, at most.
+    velocity_sweeps: Gauss-Seidel sweeps of the contact solver over the velocities per substep, at most.
     sweep_tolerance: the sweeps stop early, after at least two, once the last
         one changed no body's velocity by more than would move it this far in
         the substep (default: 1% of the slop; 0 always runs all of them).
-    position_iterations: split-impulse sweeps that remove overlap, at most (they stop
-        early by the same test as the velocity sweeps).
+    split_impulse_sweeps: sweeps of the split impulses that remove overlap, at most
+        (they stop early by the same test as the velocity sweeps).
     margin: speculative contact distance in metres (default: 10% of the
         smallest semi-axis in the scene).
     pair_skin: the broad phase's pair list is built with boxes this much larger
@@ -122,7 +140,7 @@ class Simulation:
         slop deeper than the split impulses aimed (default True). It runs only
         when the split impulses used all their sweeps, and catches what they
         left: unconverged pushes and spinning bodies in violent impacts.
-    correction_iterations: its sweeps, at most (they stop early by the same
+    correction_sweeps: its sweeps, at most (they stop early by the same
         test as the others).
     overlap_tolerance: initial overlaps deeper than this fraction of the smaller
         body's smallest semi-axis raise ValueError; None disables the check.
@@ -131,19 +149,24 @@ class Simulation:
         OpenMP, see solver/parallel.py). It computes the same thing, so only the
         speed changes, up to the last bit that fastmath may round differently:
         pass the same value for runs that must match across layers.
+
+    The older names iterations, position_iterations and correction_iterations
+    are still accepted, with a DeprecationWarning.
     """
 
-    def __init__(self, scene, dt=1.0 / 240.0, iterations=8, position_iterations=6, margin=None, pair_skin=None,
-                 baumgarte=0.3, slop=None, restitution_threshold=0.2, linear_damping=0.0, angular_damping=0.0,
-                 overlap_tolerance=0.05, threads=None, sweep_tolerance=None, position_correction=True,
-                 correction_iterations=64, serial_below=None):
+    def __init__(self, scene, dt=1.0 / 240.0, velocity_sweeps=8, split_impulse_sweeps=6, margin=None,
+                 pair_skin=None, baumgarte=0.3, slop=None, restitution_threshold=0.2, linear_damping=0.0,
+                 angular_damping=0.0, overlap_tolerance=0.05, threads=None, sweep_tolerance=None,
+                 position_correction=True, correction_sweeps=64, serial_below=None, **renamed):
         if not isinstance(scene, Scene):
             raise FieldError("Simulation", "scene", f"must be a solver.Scene, got {type(scene).__name__}")
         owner = "Simulation"
+        sweeps = _renamed_sweeps(renamed, velocity_sweeps=velocity_sweeps, split_impulse_sweeps=split_impulse_sweeps,
+                                 correction_sweeps=correction_sweeps)
         dt = number(owner, "dt", dt, positive=True)
-        iterations = integer(owner, "iterations", iterations, minimum=1)
-        position_iterations = integer(owner, "position_iterations", position_iterations, minimum=0)
-        correction_iterations = integer(owner, "correction_iterations", correction_iterations, minimum=0)
+        velocity_sweeps = integer(owner, *sweeps["velocity_sweeps"], minimum=1)
+        split_impulse_sweeps = integer(owner, *sweeps["split_impulse_sweeps"], minimum=0)
+        correction_sweeps = integer(owner, *sweeps["correction_sweeps"], minimum=0)
         margin, pair_skin, slop, sweep_tolerance, overlap_tolerance = (
             None if value is None else number(owner, field, value, minimum=0.0)
             for field, value in (("margin", margin), ("pair_skin", pair_skin), ("slop", slop),
@@ -167,11 +190,11 @@ class Simulation:
         pair_skin = 0.25 * smallest if pair_skin is None else pair_skin
         sweep_tolerance = 0.01 * slop if sweep_tolerance is None else sweep_tolerance
         self.settings = Settings(
-            iterations=iterations, position_iterations=position_iterations, margin=margin,
+            velocity_sweeps=velocity_sweeps, split_impulse_sweeps=split_impulse_sweeps, margin=margin,
             pair_skin=pair_skin, baumgarte=baumgarte, slop=slop, restitution_threshold=restitution_threshold,
             linear_damping=linear_damping, angular_damping=angular_damping, threads=threads,
             sweep_tolerance=sweep_tolerance, position_correction=position_correction,
-            correction_iterations=correction_iterations, serial_below=serial_below)
+            correction_sweeps=correction_sweeps, serial_below=serial_below)
         self._contact_capacity = max(64, 8 * n)
         self._pair_capacity = max(64, 16 * n)
         self._bodies = new_body_state(scene.bodies, self._contact_capacity)
@@ -280,9 +303,10 @@ class Simulation:
         ws = self._ws
         self.stats = {
             "contacts": int(ws.counters[CONTACTS]),
-            "sweeps": int(ws.counters[VELOCITY_SWEEPS]),  # velocity sweeps of the last substep
-            "push_sweeps": int(ws.counters[PUSH_SWEEPS]),  # split-impulse sweeps of the last substep
-            "correction_sweeps": int(ws.counters[CORRECTION_SWEEPS]),  # position-correction sweeps of the last substep
+            # sweeps each sweeping pass ran in the last substep
+            "velocity_sweeps": int(ws.counters[VELOCITY_SWEEPS]),
+            "split_impulse_sweeps": int(ws.counters[SPLIT_IMPULSE_SWEEPS]),
+            "correction_sweeps": int(ws.counters[CORRECTION_SWEEPS]),
             "max_penetration": float(ws.step_stats[0]),
             "kinetic_energy": float(ws.step_stats[1]),
             "phase_seconds": {name: float(ws.phase_seconds[k]) for k, name in enumerate(PHASES)},

@@ -33,18 +33,16 @@ class BodyState(NamedTuple):
 
 
 class Workspace(NamedTuple):
+    """Per-substep scratch arrays, grouped by the phase that writes them."""
+    # phase 1, forces (forces.py): body frames, bounding boxes, the velocities before the prediction
     rotation: np.ndarray          # (N, 3, 3)
     shape: np.ndarray             # (N, 3, 3) R diag(a^2) R^T
     inv_inertia_world: np.ndarray  # (N, 3, 3)
     half_extent: np.ndarray       # (N, 3) world AABB half sizes, grown by the reach
     reach: np.ndarray             # (N,) contact margin plus distance travelled this substep
-    pseudo_linear: np.ndarray     # (N, 3) split-impulse velocities
-    pseudo_angular: np.ndarray    # (N, 3)
     start_linear: np.ndarray      # (N, 3) velocities before this substep's prediction, restored on a buffer overflow
     start_angular: np.ndarray     # (N, 3)
-    start_position: np.ndarray    # (N, 3) poses before the integrate phase (for the position correction)
-    start_orientation: np.ndarray  # (N, 4)
-    body_travel: np.ndarray       # (N,) bound on how far any surface point moved in the integrate phase
+    # phase 2, broad phase (collision/broadphase.py): the hashed grid and the candidate pairs
     bucket_start: np.ndarray      # (T + 1,) int64 broad-phase grid: first entry of each hash bucket
     bucket_body: np.ndarray       # (N,) int64 bodies in bucket order
     bucket_key: np.ndarray        # (N,) int64 their packed grid cells
@@ -57,27 +55,18 @@ class Workspace(NamedTuple):
     pair_list: np.ndarray         # (2,) int64: pairs in the list, 1 if it may be reused
     moved_body: np.ndarray        # (N,) int64 bodies that left their built boxes this substep
     body_moved: np.ndarray        # (N,) bool flags of the bodies in moved_body (all False between updates)
+    # phase 3, narrow phase (collision/driver.py): per pair, then the contacts
     pair_depth: np.ndarray        # (P,) narrow-phase result per pair, -inf if no contact
     pair_normal: np.ndarray       # (P, 3)
     pair_point: np.ndarray        # (P, 3)
-    pair_witness: np.ndarray      # (P, 3) unit normal a pair was last found with (zeros: none), see collision
-    body_energy: np.ndarray       # (N,) kinetic energy after the last substep (0 for non-dynamic bodies)
+    pair_witness: np.ndarray      # (P, 3) unit normal a pair was last found with (zeros: none), see collision/driver.py
     contact_a: np.ndarray         # (C,) int64 body index, or -1 - static id
     contact_b: np.ndarray         # (C,) int64 body index
     contact_key: np.ndarray       # (C,) int64
     contact_normal: np.ndarray    # (C, 3) from A to B
     contact_point: np.ndarray     # (C, 3)
     contact_depth: np.ndarray     # (C,)
-    contact_impulse: np.ndarray   # (C, 3) accumulated normal and friction impulses along this substep's frame
-    contact_twist_impulse: np.ndarray  # (C, 3) accumulated rolling and spinning impulses
-    contact_row: np.ndarray       # (C, ROW_WIDTH) float32: directions, Jacobians, masses, targets (see contact/rows.py)
-    contact_response: np.ndarray  # (C, RESPONSE_WIDTH) inverse masses and I^-1 (r x d)
-    contact_aux: np.ndarray       # (C, AUX_WIDTH) rolling and spinning terms
-    slot_depth: np.ndarray        # (C,) float32 signed depth per slot (overlap > 0)
-    slot_push: np.ndarray         # (C,) float32 push target per slot (split impulses, correction)
-    slot_bounce: np.ndarray       # (C,) normal velocity restitution asks for per slot (0: none)
-    slot_rebound: np.ndarray      # (C,) rebound speed a bounce from a gap still owes after the move (0: none)
-    # solve order (see solve_order): rows, impulses and solve_* velocities are indexed by slot / solve index
+    # phase 4, solve order (contact/solve_order.py); rows, impulses, solve_* velocities go by slot / solve index
     slab_bounds: np.ndarray       # (slabs - 1,) split positions along x, kept between substeps
     body_slab: np.ndarray         # (N,) int64 slab of each body
     solve_body: np.ndarray        # (N,) int64 body -> solve index
@@ -86,18 +75,32 @@ class Workspace(NamedTuple):
     body_colour_block: np.ndarray  # (N, 2) int64 the colour block that set body_colours
     order_counts: np.ndarray      # (order_bucket_count,) int64 counting-sort buckets of the solve order
     contact_class: np.ndarray     # (C,) int64 class of each contact (its slab, or slabs for the boundary)
-    solve_linear: np.ndarray      # (N, 3) velocities in solve numbering
-    solve_angular: np.ndarray     # (N, 3)
-    solve_pseudo_linear: np.ndarray   # (N, 3) split-impulse velocities in solve numbering
-    solve_pseudo_angular: np.ndarray  # (N, 3)
     contact_slot: np.ndarray      # (C,) int64 contact -> slot
     slot_contact: np.ndarray      # (C,) int32 slot -> contact (the per-slot indices are int32: less to stream)
     slot_a: np.ndarray            # (C,) int32 solve index of body A, or -1 - static id
     slot_b: np.ndarray            # (C,) int32 solve index of body B
     slot_cache: np.ndarray        # (C,) int32 row of last substep's cache, -1 if new
     slab_start: np.ndarray        # (slabs + 2,) int64 first slot of each slab, the boundary class, the end
+    # phase 4, prepare (contact/prepare.py)
+    contact_row: np.ndarray       # (C, ROW_WIDTH) float32: directions, Jacobians, masses, targets (see contact/rows.py)
+    contact_response: np.ndarray  # (C, RESPONSE_WIDTH) inverse masses and I^-1 (r x d)
+    contact_aux: np.ndarray       # (C, AUX_WIDTH) rolling and spinning terms
+    slot_depth: np.ndarray        # (C,) float32 signed depth per slot (overlap > 0)
+    slot_bounce: np.ndarray       # (C,) normal velocity restitution asks for per slot (0: none)
+    slot_rebound: np.ndarray      # (C,) rebound speed a bounce from a gap still owes after the move (0: none)
+    # phase 4, warm start and velocity sweeps (contact/warm_start.py, velocity.py)
+    contact_impulse: np.ndarray   # (C, 3) accumulated normal and friction impulses along this substep's frame
+    contact_twist_impulse: np.ndarray  # (C, 3) accumulated rolling and spinning impulses
+    solve_linear: np.ndarray      # (N, 3) velocities in solve numbering
+    solve_angular: np.ndarray     # (N, 3)
     sweep_change: np.ndarray      # (slabs + 1,) largest velocity change of the last sweep per slab and boundary
-    push_slot: np.ndarray         # (C,) int32 slots the split impulses sweep (see solve_penetration), per class from its first slot
+    # phases 4 and 7, split impulses and position correction (contact/push_sweeps.py)
+    slot_push: np.ndarray         # (C,) float32 push target per slot (split impulses, correction)
+    solve_pseudo_linear: np.ndarray   # (N, 3) split-impulse velocities in solve numbering
+    solve_pseudo_angular: np.ndarray  # (N, 3)
+    pseudo_linear: np.ndarray     # (N, 3) split-impulse velocities
+    pseudo_angular: np.ndarray    # (N, 3)
+    push_slot: np.ndarray         # (C,) int32 slots the pushes sweep, per class from its first slot
     gap_slot: np.ndarray          # (C,) int32 gaps the pushes might close, per class from its first slot
     push_count: np.ndarray        # (2, slabs + 1) int64 per class: slots listed to push, gaps that might close
     push_row: np.ndarray          # (C, PUSH_WIDTH) the listed slots' terms, in push_slot's order (see contact/push_sweeps.py)
@@ -108,6 +111,12 @@ class Workspace(NamedTuple):
     level_start: np.ndarray       # (N + 1,) int64 first entry of each body's neighbours in level_adjacent
     level_adjacent: np.ndarray    # (2C,) int32 movable neighbours of each body, by contact
     level_queue: np.ndarray       # (N,) int32 bodies in the order their level was found
+    # phase 6, integrate (integrate.py)
+    start_position: np.ndarray    # (N, 3) poses before the integrate phase (for the position correction)
+    start_orientation: np.ndarray  # (N, 4)
+    body_travel: np.ndarray       # (N,) bound on how far any surface point moved in the integrate phase
+    body_energy: np.ndarray       # (N,) kinetic energy after the last substep (0 for non-dynamic bodies)
+    # the whole substep (step.py)
     counters: np.ndarray          # (8,) int64, slots named in step.py (PAIRS, CONTACTS, ... BOUNCES)
     phase_seconds: np.ndarray     # (N_PHASES,) seconds per phase, indices named in step.py (FORCES, ...)
     step_stats: np.ndarray        # (2,) after the last substep: max penetration, kinetic energy

@@ -1,15 +1,15 @@
-"""The substep: a fixed sequence of named, timed phases, compiled as one loop.
+"""The substep: seven named phases, each a function of (model, state, ws, settings, h), timed at its call site.
 
-1. forces      gravity, damping, kinematic tracks; body frames and AABBs
-2. broad_phase uniform hashed grid -> candidate pairs (reused while bodies stay within a skin)
-3. narrow_phase pre-tests, exact depth and normal -> contacts
-4. contact_solve solve order (slabs, colours), prepare, warm start, sequential impulses,
-                split impulses, store
-5. ropes       (ROPE HOOK) rope internal constraints, pins, attachments, contacts
-6. integrate   positions and orientations, the rest of bounces that began from a gap;
-               non-finite check
-7. position_correction  overlaps measured again with the new poses; the ones the split
-                impulses missed by more than the slop are pushed apart in position only
+1. forces               forces.py: gravity, damping, kinematic tracks; body frames and bounding boxes
+2. broad_phase          collision/broadphase.py: hashed grid -> candidate pairs (reused within a skin)
+3. narrow_phase         collision/driver.py, narrowphase.py: pre-tests, exact depth and normal -> contacts
+4. contact_solve        contact/: solve order, prepare, warm start, velocity sweeps, restitution,
+                        split impulses, store impulses
+5. ropes                ropes/: rope contacts, internal constraints, pins and attachments
+6. integrate            integrate.py, contact/restitution.py: poses, the rest of bounces that began
+                        from a gap; non-finite check
+7. position_correction  contact/position_correction.py: overlaps measured again with the new poses;
+                        those the split impulses missed by more than the slop pushed apart in position
 
 A whole frame's substeps run inside compiled code; Python sees the arrays once
 per frame. Phase times are accumulated with a monotonic clock read through a
@@ -25,18 +25,18 @@ from numba.core.errors import NumbaWarning
 
 from .collision.broadphase import update_pairs
 from .collision.driver import collide
+from .contact.solve_order import assign_slabs, gather_velocities, order_contacts, scatter_velocities
 from .contact.position_correction import correct_positions
 from .contact.prepare import prepare_contacts
 from .contact.restitution import apply_restitution, finish_rebounds
-from .contact.split_impulses import solve_penetration
+from .contact.split_impulses import solve_split_impulses
 from .contact.velocity import solve_velocities
 from .contact.warm_start import store_impulses, warm_start
-from .integrate import (first_non_finite_body, integrate_positions, predict_velocities, restore_velocities,
-                        update_body_frames)
+from .forces import predict_velocities, restore_velocities, update_body_frames
+from .integrate import first_non_finite_body, integrate_positions
 from .math3d import JIT, PARALLEL_CHUNKS
 from .ropes.contacts import rope_collide
 from .ropes.kernels import first_non_finite_rope, rope_substep
-from .contact.solve_order import assign_slabs, gather_velocities, order_contacts, scatter_velocities
 
 # The phase clock's one-line object-mode block holds the GIL for about a microsecond per read;
 # numba warns that such code cannot run in parallel, which is expected and harmless here.
@@ -52,7 +52,7 @@ CONTACTS = 1           # contacts of the last substep
 VELOCITY_SWEEPS = 2    # velocity sweeps the last substep ran
 DIVERGED_BODY = 3      # the first non-finite body (-1 - rope for a rope) after DIVERGED
 SUBSTEPS_DONE = 4      # substeps completed in the last call (the state they left, after an overflow)
-PUSH_SWEEPS = 5        # split-impulse sweeps the last substep ran
+SPLIT_IMPULSE_SWEEPS = 5  # split-impulse sweeps the last substep ran
 CORRECTION_SWEEPS = 6  # position-correction sweeps the last substep ran (0: none needed)
 BOUNCES = 7            # contacts of the last substep that bounce (0: restitution has nothing to do)
 
@@ -60,8 +60,8 @@ OK, PAIR_OVERFLOW, CONTACT_OVERFLOW, DIVERGED = 0, 1, 2, 3
 
 
 class Settings(NamedTuple):
-    iterations: int
-    position_iterations: int
+    velocity_sweeps: int       # phase 4's velocity sweeps per substep, at most
+    split_impulse_sweeps: int  # phase 4's split-impulse sweeps per substep, at most
     margin: float
     pair_skin: float
     baumgarte: float
@@ -69,11 +69,11 @@ class Settings(NamedTuple):
     restitution_threshold: float
     linear_damping: float
     angular_damping: float
-    threads: int              # slabs of the contact solve that run in parallel (see solve_order)
-    sweep_tolerance: float    # velocity sweeps stop once none moves a body this far more in a substep (m)
+    threads: int               # slabs of the contact solve that run in parallel (see contact/solve_order.py)
+    sweep_tolerance: float     # sweeps stop once none moves a body this far more in a substep (m)
     position_correction: bool  # phase 7 on or off
-    correction_iterations: int  # its sweeps, at most
-    serial_below: int         # a parallel loop over fewer bodies or contacts runs in the calling thread (parallel.py)
+    correction_sweeps: int     # phase 7's sweeps per substep, at most
+    serial_below: int          # a parallel loop over fewer bodies or contacts runs in the calling thread (parallel.py)
 
 
 @njit(cache=True, nogil=True)
@@ -83,36 +83,57 @@ def _clock():
     return now
 
 
-@njit(**JIT)
-def _body_phases(model, state, ws, settings, h, dynamic):
-    """Phases 1 to 4 for the bodies. Returns OK or an overflow code; times go to ws.phase_seconds[FORCES:ROPES].
+# ---------------------------------------------------------------------------------------------------------
+# The phases. Each takes (model, state, ws, settings, h) and returns OK or a stop code; the rope phase also
+# takes the rope model and state, which exist only in scenes with ropes. A phase that stops on an overflow
+# has changed nothing but the velocity prediction, and undoes that, so the caller can grow the buffers and
+# go on from the state at the start of the substep.
 
-    An overflow comes before anything but the velocity prediction has changed
-    the state; that is undone, so the state is still the one at the start of
-    the substep and the caller can grow the buffers and carry on from there.
-    """
-    times = ws.phase_seconds
-    serial = model.n_bodies < settings.serial_below
-    t0 = _clock()
+@njit(**JIT)
+def forces(model, state, ws, settings, h):
+    """Phase 1 (forces.py): gravity, damping and kinematic tracks into the velocities; body frames, bounding boxes."""
     predict_velocities(model, state, h, settings.linear_damping, settings.angular_damping, ws.start_linear,
                        ws.start_angular)
-    update_body_frames(model, state, ws, settings.margin, h, serial)
-    t1 = _clock()
-    n_pairs = update_pairs(state.position, ws.half_extent, dynamic, settings.pair_skin, ws,
+    update_body_frames(model, state, ws, settings.margin, h, model.n_bodies < settings.serial_below)
+    return OK
+
+
+@njit(**JIT)
+def broad_phase(model, state, ws, settings, h):
+    """Phase 2: candidate pairs from the hashed grid into ws.pair_a/pair_b; their count in ws.counters[PAIRS]."""
+    serial = model.n_bodies < settings.serial_below
+    n_pairs = update_pairs(state.position, ws.half_extent, model.dynamic, settings.pair_skin, ws,
                            1 if serial else PARALLEL_CHUNKS)
     if n_pairs < 0:
         restore_velocities(state, ws.start_linear, ws.start_angular)
         return PAIR_OVERFLOW
-    t2 = _clock()
+    ws.counters[PAIRS] = n_pairs
+    return OK
+
+
+@njit(**JIT)
+def narrow_phase(model, state, ws, settings, h):
+    """Phase 3: depth, normal and point of each touching pair into ws.contact_*; the count in ws.counters[CONTACTS]."""
+    n_pairs = ws.counters[PAIRS]
     n_contacts = collide(model, state, ws, n_pairs, n_pairs < settings.serial_below)
     if n_contacts < 0:
         restore_velocities(state, ws.start_linear, ws.start_angular)
         return CONTACT_OVERFLOW
-    t3 = _clock()
+    ws.counters[CONTACTS] = n_contacts
+    return OK
+
+
+@njit(**JIT)
+def contact_solve(model, state, ws, settings, h):
+    """Phase 4: solve order, prepare, warm start, velocity sweeps, restitution, split impulses, store impulses.
+
+    The velocities come out in state; the split impulses' pseudo-velocities in ws.pseudo_linear/angular.
+    """
+    n_contacts = ws.counters[CONTACTS]
     serial = n_contacts < settings.serial_below
     slabs = settings.threads
-    assign_slabs(state.position, dynamic, slabs, ws)
-    order_contacts(ws.contact_a, ws.contact_b, ws.contact_key, n_contacts, dynamic, slabs, state.cache_key,
+    assign_slabs(state.position, model.dynamic, slabs, ws)
+    order_contacts(ws.contact_a, ws.contact_b, ws.contact_key, n_contacts, model.dynamic, slabs, state.cache_key,
                    state.cache_count[0], ws, serial)
     ws.counters[BOUNCES] = prepare_contacts(
         ws.slot_contact, ws.contact_a, ws.contact_b, ws.contact_normal, ws.contact_point, ws.contact_depth,
@@ -127,16 +148,16 @@ def _body_phases(model, state, ws, settings, h, dynamic):
                ws.solve_angular, serial)
     ws.counters[VELOCITY_SWEEPS] = solve_velocities(
         ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_response, ws.contact_aux,
-        ws.contact_impulse, ws.contact_twist_impulse, ws.solve_linear, ws.solve_angular, settings.iterations,
+        ws.contact_impulse, ws.contact_twist_impulse, ws.solve_linear, ws.solve_angular, settings.velocity_sweeps,
         settings.sweep_tolerance / h, ws.sweep_change, serial)
     if ws.counters[BOUNCES] > 0:
         apply_restitution(ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.contact_row, ws.contact_response,
                           ws.slot_bounce, ws.slot_rebound, ws.contact_impulse, ws.solve_linear, ws.solve_angular,
                           serial)
-    ws.counters[PUSH_SWEEPS] = solve_penetration(
+    ws.counters[SPLIT_IMPULSE_SWEEPS] = solve_split_impulses(
         ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_row, ws.contact_response, ws.slot_depth,
         ws.slot_push, ws.solve_linear, ws.solve_angular, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.shape,
-        model.swing_arm, n_contacts, h, settings.baumgarte, settings.slop, settings.position_iterations,
+        model.swing_arm, n_contacts, h, settings.baumgarte, settings.slop, settings.split_impulse_sweeps,
         settings.sweep_tolerance / h, ws.sweep_change, ws.push_slot, ws.gap_slot, ws.push_count, ws.push_row,
         ws.push_body, ws.body_pushed, ws.body_level, serial)
     scatter_velocities(ws.solve_origin, ws.solve_linear, ws.solve_angular, state.linear_velocity,
@@ -146,20 +167,31 @@ def _body_phases(model, state, ws, settings, h, dynamic):
     store_impulses(ws.contact_slot, ws.contact_key, ws.contact_normal, ws.contact_row, ws.contact_impulse,
                    ws.contact_twist_impulse, state.cache_key, state.cache_normal, state.cache_impulse,
                    state.cache_count, n_contacts, serial)
-    t4 = _clock()
-    times[FORCES] += t1 - t0
-    times[BROAD_PHASE] += t2 - t1
-    times[NARROW_PHASE] += t3 - t2
-    times[CONTACT_SOLVE] += t4 - t3
-    ws.counters[PAIRS] = n_pairs
-    ws.counters[CONTACTS] = n_contacts
     return OK
 
 
 @njit(**JIT)
-def _integrate_phase(model, state, ws, settings, h):
-    """Phases 6 and 7. Returns OK, or DIVERGED with the body in ws.counters[DIVERGED_BODY]."""
-    t5 = _clock()
+def ropes(model, state, ws, settings, h, rope_model, rope_state):
+    """Phase 5: rope contacts, then the ropes' internal constraints, pins and attachments, two-way with bodies.
+
+    Returns OK, or DIVERGED with -1 - rope in ws.counters[DIVERGED_BODY].
+    """
+    rope_collide(rope_model, rope_state, model, state.position, state.orientation, ws.rotation, h)
+    rope_substep(rope_model, rope_state, h, model.gravity, state.position, state.orientation,
+                 state.linear_velocity, state.angular_velocity, model.inv_mass, model.inv_inertia_local)
+    bad_rope = first_non_finite_rope(rope_model, rope_state)
+    if bad_rope >= 0:
+        ws.counters[DIVERGED_BODY] = -1 - bad_rope
+        return DIVERGED
+    return OK
+
+
+@njit(**JIT)
+def integrate(model, state, ws, settings, h):
+    """Phase 6: poses from the velocities, the rest of bounces that began from a gap, the clock.
+
+    Returns OK, or DIVERGED with the first non-finite body in ws.counters[DIVERGED_BODY].
+    """
     integrate_positions(model, state, ws, h, model.n_bodies < settings.serial_below)
     if ws.counters[BOUNCES] > 0:
         finish_rebounds(ws.slot_contact, ws.contact_a, ws.contact_b, ws.contact_point, ws.contact_row, ws.slot_rebound,
@@ -168,28 +200,77 @@ def _integrate_phase(model, state, ws, settings, h):
                         model.mass, model.inertia_local, ws.body_energy)
     state.time[0] += h
     bad = first_non_finite_body(state)
-    t6 = _clock()
-    ws.phase_seconds[INTEGRATE] += t6 - t5
     if bad >= 0:
         ws.counters[DIVERGED_BODY] = bad
         return DIVERGED
-    ws.counters[CORRECTION_SWEEPS] = 0
-    # the split impulses stop early once converged; then their aim holds and nothing is left to correct.
-    # The correction's sweeps stop once none moves a body a tenth of the slop more (ten times the velocity
-    # sweeps' test): in the 1,000 pile (measured when the correction was first written) the finer test took
-    # about twice as long (0.05 s against 0.03 s over the 2 s) for the same peak overlap (0.83% against 0.84%).
-    if (settings.position_correction and ws.counters[CONTACTS] > 0
-            and ws.counters[PUSH_SWEEPS] >= settings.position_iterations):
-        ws.counters[CORRECTION_SWEEPS] = correct_positions(
-            ws.slab_start, settings.threads, ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_row, ws.contact_response,
-            ws.slot_depth, ws.slot_push, ws.start_position, ws.start_orientation, ws.body_travel, state.position,
-            state.orientation, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.shape, model.semi_axes,
-            ws.counters[CONTACTS], h, settings.baumgarte, settings.slop, settings.correction_iterations, 10.0 *
-            settings.sweep_tolerance / h, ws.sweep_change, ws.push_slot, ws.gap_slot, ws.push_count, ws.push_row,
-            ws.push_body, ws.body_pushed, ws.body_level, ws.level_start, ws.level_adjacent, ws.level_queue,
-            ws.counters[CONTACTS] < settings.serial_below)
-        ws.phase_seconds[POSITION_CORRECTION] += _clock() - t6
     return OK
+
+
+@njit(**JIT)
+def position_correction(model, state, ws, settings, h):
+    """Phase 7: overlaps measured again with the new poses; those the split impulses missed pushed apart in position.
+
+    It runs only when the split impulses used all their sweeps: when they stop early they converged on their
+    aim, and nothing is left to correct.
+    """
+    ws.counters[CORRECTION_SWEEPS] = 0
+    if not (settings.position_correction and ws.counters[CONTACTS] > 0
+            and ws.counters[SPLIT_IMPULSE_SWEEPS] >= settings.split_impulse_sweeps):
+        return OK
+    # the correction's sweeps stop once none moves a body a tenth of the slop more (ten times the
+    # velocity sweeps' test): the finer test doubled its time for the same peak overlap (docs/design-notes.md)
+    ws.counters[CORRECTION_SWEEPS] = correct_positions(
+        ws.slab_start, settings.threads, ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_row, ws.contact_response,
+        ws.slot_depth, ws.slot_push, ws.start_position, ws.start_orientation, ws.body_travel, state.position,
+        state.orientation, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.shape, model.semi_axes,
+        ws.counters[CONTACTS], h, settings.baumgarte, settings.slop, settings.correction_sweeps,
+        10.0 * settings.sweep_tolerance / h, ws.sweep_change, ws.push_slot, ws.gap_slot, ws.push_count, ws.push_row,
+        ws.push_body, ws.body_pushed, ws.body_level, ws.level_start, ws.level_adjacent, ws.level_queue,
+        ws.counters[CONTACTS] < settings.serial_below)
+    return OK
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The substep loop: the phases in order, each timed at its call site.
+
+@njit(**JIT)
+def _body_phases(model, state, ws, settings, h):
+    """Phases 1 to 4, each timed into ws.phase_seconds. Returns OK or the first stop code."""
+    times = ws.phase_seconds
+    t0 = _clock()
+    status = forces(model, state, ws, settings, h)
+    t1 = _clock()
+    times[FORCES] += t1 - t0
+    if status != OK:
+        return status
+    status = broad_phase(model, state, ws, settings, h)
+    t2 = _clock()
+    times[BROAD_PHASE] += t2 - t1
+    if status != OK:
+        return status
+    status = narrow_phase(model, state, ws, settings, h)
+    t3 = _clock()
+    times[NARROW_PHASE] += t3 - t2
+    if status != OK:
+        return status
+    status = contact_solve(model, state, ws, settings, h)
+    times[CONTACT_SOLVE] += _clock() - t3
+    return status
+
+
+@njit(**JIT)
+def _position_phases(model, state, ws, settings, h):
+    """Phases 6 and 7, each timed into ws.phase_seconds. Returns OK or DIVERGED."""
+    times = ws.phase_seconds
+    t5 = _clock()
+    status = integrate(model, state, ws, settings, h)
+    t6 = _clock()
+    times[INTEGRATE] += t6 - t5
+    if status != OK:
+        return status
+    status = position_correction(model, state, ws, settings, h)
+    times[POSITION_CORRECTION] += _clock() - t6
+    return status
 
 
 @njit(**JIT)
@@ -213,13 +294,12 @@ def run_substeps(model, state, ws, settings, h, substeps):
 
     Kept apart from run_substeps_with_ropes so scenes without ropes never compile the rope kernels.
     """
-    dynamic = model.inv_mass > 0.0
     for substep in range(substeps):
         ws.counters[SUBSTEPS_DONE] = substep
-        status = _body_phases(model, state, ws, settings, h, dynamic)
+        status = _body_phases(model, state, ws, settings, h)
         if status != OK:
             return status
-        status = _integrate_phase(model, state, ws, settings, h)
+        status = _position_phases(model, state, ws, settings, h)
         if status != OK:
             return status
     ws.counters[SUBSTEPS_DONE] = substeps
@@ -230,22 +310,17 @@ def run_substeps(model, state, ws, settings, h, substeps):
 @njit(**JIT)
 def run_substeps_with_ropes(model, state, ws, settings, h, substeps, rope_model, rope_state):
     """run_substeps plus phase 5: rope internal constraints, pins, attachments and rope contacts."""
-    dynamic = model.inv_mass > 0.0
     for substep in range(substeps):
         ws.counters[SUBSTEPS_DONE] = substep
-        status = _body_phases(model, state, ws, settings, h, dynamic)
+        status = _body_phases(model, state, ws, settings, h)
         if status != OK:
             return status
         t4 = _clock()
-        rope_collide(rope_model, rope_state, model, state.position, state.orientation, ws.rotation, h)
-        rope_substep(rope_model, rope_state, h, model.gravity, state.position, state.orientation,
-                     state.linear_velocity, state.angular_velocity, model.inv_mass, model.inv_inertia_local)
-        bad_rope = first_non_finite_rope(rope_model, rope_state)
+        status = ropes(model, state, ws, settings, h, rope_model, rope_state)
         ws.phase_seconds[ROPES] += _clock() - t4
-        if bad_rope >= 0:
-            ws.counters[DIVERGED_BODY] = -1 - bad_rope
-            return DIVERGED
-        status = _integrate_phase(model, state, ws, settings, h)
+        if status != OK:
+            return status
+        status = _position_phases(model, state, ws, settings, h)
         if status != OK:
             return status
     ws.counters[SUBSTEPS_DONE] = substeps

@@ -279,7 +279,7 @@ def case_many(quick):
         y = extent * (k + 0.5) / 100
         points = np.column_stack([np.linspace(0, extent, 101), np.full(101, y), np.full(101, top + 0.05 * (k % 3))])
         scene.add_rope(points, radius=0.01, young_modulus=1e6, damping=0.5)
-    sim = solver.Simulation(scene, iterations=8)
+    sim = solver.Simulation(scene, velocity_sweeps=8)
     frames = 3 if quick else 12
     substeps = 10
     sim.run(frames=2, fps=24, substeps=substeps)  # compile, settle the first contacts

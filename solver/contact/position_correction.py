@@ -38,7 +38,7 @@ def _width_gap(nx, ny, nz, a, b, position, orientation, semi_axes):
 @njit(**JIT_PARALLEL)
 def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, slot_depth,
                       slot_push, start_position, start_orientation, body_travel, position, orientation, pseudo_linear,
-                      pseudo_angular, shape, semi_axes, n_contacts, h, baumgarte, slop, iterations, tolerance,
+                      pseudo_angular, shape, semi_axes, n_contacts, h, baumgarte, slop, max_sweeps, tolerance,
                       sweep_change, push_slot, gap_slot, push_count, push_row, push_body, body_pushed, body_level,
                       level_start, level_adjacent, level_queue, serial):
     """After integration: push apart, in position only, the contacts the split impulses left too deep.
@@ -94,7 +94,7 @@ def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
     # no retargeting, so the velocity, shape and swing arguments are only placeholders
     sweeps = push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, slot_depth,
                           slot_push, pseudo_linear, pseudo_angular, pseudo_linear, pseudo_angular, shape, body_travel,
-                          h, baumgarte, slop, iterations, tolerance, sweep_change, push_slot, gap_slot, push_count,
+                          h, baumgarte, slop, max_sweeps, tolerance, sweep_change, push_slot, gap_slot, push_count,
                           push_row, push_body, body_pushed, body_level, largest, True, False, False, serial)
     n = solve_origin.shape[0]
     if serial:

@@ -56,7 +56,7 @@ def _rotation_sink(shape, body, wx, wy, wz, nx, ny, nz, h):
 @njit(**JIT_PARALLEL)
 def push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, slot_depth,
                  slot_push, linear_velocity, angular_velocity, pseudo_linear, pseudo_angular, shape, swing_arm, h,
-                 baumgarte, slop, iterations, tolerance, sweep_change, push_slot, gap_slot, push_count, push_row,
+                 baumgarte, slop, max_sweeps, tolerance, sweep_change, push_slot, gap_slot, push_count, push_row,
                  push_body, body_pushed, body_level, largest, recheck_gaps, retarget, turn, serial):
     """Sweep the pushes toward the targets in slot_push (largest: the largest of them); returns the sweeps run.
 
@@ -86,7 +86,7 @@ def push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, co
                   body_pushed, body_level, serial)
     retargeted = not retarget
     limit = largest  # the candidates are the gaps under this (push > -limit)
-    for sweep in range(iterations):
+    for sweep in range(max_sweeps):
         if sweep % 2 == 1:
             sweep_change[slabs] = _penetration_sweep(slab_start[slabs], push_count[0, slabs], push_row, push_body,
                                                      pseudo_linear, pseudo_angular, turn)
@@ -123,7 +123,7 @@ def push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, co
                           body_pushed, body_level, serial)
             # newly listed contacts have not been swept yet
             settled = settled and _listed(push_count, slabs) == listed
-        if not retargeted and (settled or sweep + 1 == iterations // 2):
+        if not retargeted and (settled or sweep + 1 == max_sweeps // 2):
             if serial:
                 for k in range(slabs + 1):
                     set_targets(slab_start[k], slab_start[k] + push_count[0, k], push_slot, True, slot_a, slot_b,
@@ -137,7 +137,7 @@ def push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, co
             retargeted = True
         elif settled:
             return sweep + 1
-    return iterations
+    return max_sweeps
 
 
 @njit(**JIT_PARALLEL)

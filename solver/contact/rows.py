@@ -7,7 +7,7 @@ Rows per contact, for relative velocity v = v_B + w_B x r_B - v_A - w_A x r_A:
   spinning |lambda_s| <= mu_s lambda_n on n.(w_B - w_A)                 (mu_s is a length)
 
 Every term a sweep needs is computed once in prepare and stored per contact in
-two flat rows, so the iterations only stream through them; the hot loops take
+two flat rows, so the sweeps only stream through them; the hot loops take
 plain arrays, never tuples of arrays:
 
 * ``contact_row`` (float32): what a row reads: directions, the lever-arm

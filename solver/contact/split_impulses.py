@@ -6,9 +6,9 @@ from .push_sweeps import clear_pseudo, push_sweeps, set_targets
 
 
 @njit(**JIT_PARALLEL)
-def solve_penetration(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, slot_depth,
+def solve_split_impulses(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, slot_depth,
                       slot_push, linear_velocity, angular_velocity, pseudo_linear, pseudo_angular, shape, swing_arm,
-                      n_contacts, h, baumgarte, slop, iterations, tolerance, sweep_change, push_slot, gap_slot,
+                      n_contacts, h, baumgarte, slop, max_sweeps, tolerance, sweep_change, push_slot, gap_slot,
                       push_count, push_row, push_body, body_pushed, body_level, serial):
     """Split impulses: push overlapping bodies apart through pseudo-velocities only (same order as the velocities).
 
@@ -59,5 +59,5 @@ def solve_penetration(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
             largest = max(largest, top)
     return push_sweeps(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, slot_depth,
                         slot_push, linear_velocity, angular_velocity, pseudo_linear, pseudo_angular, shape, swing_arm,
-                        h, baumgarte, slop, iterations, tolerance, sweep_change, push_slot, gap_slot, push_count,
+                        h, baumgarte, slop, max_sweeps, tolerance, sweep_change, push_slot, gap_slot, push_count,
                         push_row, push_body, body_pushed, body_level, largest, False, spinning > 0, True, serial)

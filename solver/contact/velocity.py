@@ -23,7 +23,7 @@ def _clamp_to_disc(x, y, radius):
 
 @njit(**JIT_PARALLEL)
 def solve_velocities(slab_start, slabs, slot_a, slot_b, contact_row, contact_response, contact_aux, contact_impulse,
-                     contact_twist_impulse, linear_velocity, angular_velocity, iterations, tolerance, sweep_change,
+                     contact_twist_impulse, linear_velocity, angular_velocity, max_sweeps, tolerance, sweep_change,
                      serial):
     """Gauss-Seidel sweeps over all contacts: the slabs in parallel, and the boundary. Returns the sweeps run.
 
@@ -40,7 +40,7 @@ def solve_velocities(slab_start, slabs, slot_a, slot_b, contact_row, contact_res
     three sweeps. sweep_change holds each slab's (and the boundary's) largest
     change, so the decision does not depend on the thread count.
     """
-    for sweep in range(iterations):
+    for sweep in range(max_sweeps):
         if sweep % 2 == 1:
             sweep_change[slabs] = _velocity_sweep(slab_start[slabs], slab_start[slabs + 1], slot_a, slot_b,
                                                   contact_row, contact_response, contact_aux, contact_impulse,
@@ -61,7 +61,7 @@ def solve_velocities(slab_start, slabs, slot_a, slot_b, contact_row, contact_res
                                                   contact_twist_impulse, linear_velocity, angular_velocity)
         if sweeps_settled(sweep_change, slabs, sweep, tolerance):
             return sweep + 1
-    return iterations
+    return max_sweeps
 
 
 @njit(**JIT)

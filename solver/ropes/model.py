@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..math3d import quat_mul
+from .. import rotations
 from .kernels import BAND, first_non_finite_rope, max_length_error, rope_advance, rope_substep
 from ..validate import FieldError, array, describe, integer, number, vector
 
@@ -116,38 +116,8 @@ class RopeState(NamedTuple):
     grid_items: np.ndarray        # (Ns,) int64
 
 
-# ----------------------------------------------------------------------------------------------
-# quaternion helpers for set-up (numpy, not in the hot path)
-
-def _quat_mul(a, b):
-    return np.array(quat_mul(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]))
-
-
-def _quat_conj(q):
-    return np.array([q[0], -q[1], -q[2], -q[3]])
-
-
-def _quat_from_matrix(m):
-    """Unit quaternion of a rotation matrix (Shepperd's method)."""
-    tr = m[0, 0] + m[1, 1] + m[2, 2]
-    if tr > 0.0:
-        s = 2.0 * math.sqrt(tr + 1.0)
-        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
-    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
-        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
-    elif m[1, 1] > m[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
-        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
-    else:
-        s = 2.0 * math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
-        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
-    q = np.array(q)
-    return q / np.linalg.norm(q)
-
-
 def _relative_rotation(qa, qb):
-    r = _quat_mul(_quat_conj(qa), qb)
+    r = rotations.mul(rotations.conj(qa), qb)
     return -r if r[0] < 0.0 else r
 
 
@@ -162,13 +132,13 @@ def rope_frames_from_points(points):
     d1 /= np.linalg.norm(d1)
     d2 = np.cross(t0, d1)
     frames = np.empty((len(tangents), 4))
-    frames[0] = _quat_from_matrix(np.column_stack([d1, d2, t0]))
+    frames[0] = rotations.from_matrix(np.column_stack([d1, d2, t0]))
     for j in range(1, len(tangents)):
         a, b = tangents[j - 1], tangents[j]
         # minimal rotation taking a to b: quaternion (1 + a.b, a x b), normalised
         turn = np.concatenate([[1.0 + a @ b], np.cross(a, b)])
         turn /= np.linalg.norm(turn)
-        frames[j] = _quat_mul(turn, frames[j - 1])
+        frames[j] = rotations.mul(turn, frames[j - 1])
         frames[j] /= np.linalg.norm(frames[j])
     return frames
 

@@ -213,7 +213,7 @@ def test_split_impulses_do_not_push_a_body_into_a_neighbour_across_a_gap():
     xs = (0.0, 2.0 * radius - 0.01, 4.0 * radius - 0.01 + 0.001)
     for x in xs:
         scene.add_ellipsoid((radius, radius, radius), position=(x, 0.0, 0.0))
-    sim = solver.Simulation(scene, dt=1.0 / 240.0, overlap_tolerance=None, position_iterations=50,
+    sim = solver.Simulation(scene, dt=1.0 / 240.0, overlap_tolerance=None, split_impulse_sweeps=50,
                             sweep_tolerance=0.0)
     slop = sim.settings.slop
     sim.step()
@@ -231,7 +231,7 @@ def test_position_correction_removes_the_overlap_unconverged_split_impulses_leav
     """Three equal spheres on a line, no gravity, at rest, each overlapping the next by 1 cm.
 
     The split impulses aim at an overlap of slop + (1 - baumgarte)(1 cm - slop)
-    for both contacts. With one sweep (position_iterations=1) Gauss-Seidel
+    for both contacts. With one sweep (split_impulse_sweeps=1) Gauss-Seidel
     satisfies the first contact it visits and pushes the middle sphere into
     the other, which is then left far deeper than that aim. The position
     correction measures both overlaps again after integration and pushes,
@@ -246,8 +246,8 @@ def test_position_correction_removes_the_overlap_unconverged_split_impulses_leav
     scene = solver.Scene(gravity=(0.0, 0.0, 0.0))
     for k in range(3):
         scene.add_ellipsoid((radius, radius, radius), position=(k * (2.0 * radius - overlap), 0.0, 0.0))
-    sim = solver.Simulation(scene, dt=1.0 / 240.0, overlap_tolerance=None, position_iterations=1,
-                            correction_iterations=50, sweep_tolerance=0.0, position_correction=correction)
+    sim = solver.Simulation(scene, dt=1.0 / 240.0, overlap_tolerance=None, split_impulse_sweeps=1,
+                            correction_sweeps=50, sweep_tolerance=0.0, position_correction=correction)
     settings = sim.settings
     sim.step()
     overlaps = 2.0 * radius - np.diff(sim.state.position[:, 0])

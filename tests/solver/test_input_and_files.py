@@ -192,9 +192,9 @@ def test_cli_threads_option_reaches_the_solver(tmp_path):
 # ----------------------------------------------------------------------------- API arguments
 @pytest.mark.parametrize("kwargs, message", [
     (dict(dt=0.0), "Simulation: dt must be positive and finite, got 0.0"),
-    (dict(iterations="8"), "Simulation: iterations must be an integer, got '8'"),
-    (dict(iterations=0), "Simulation: iterations must be an integer >= 1, got 0"),
-    (dict(position_iterations=-1), "Simulation: position_iterations must be an integer >= 0, got -1"),
+    (dict(velocity_sweeps="8"), "Simulation: velocity_sweeps must be an integer, got '8'"),
+    (dict(velocity_sweeps=0), "Simulation: velocity_sweeps must be an integer >= 1, got 0"),
+    (dict(split_impulse_sweeps=-1), "Simulation: split_impulse_sweeps must be an integer >= 0, got -1"),
     (dict(margin=math.inf), "Simulation: margin must be finite, got inf"),
     (dict(baumgarte=None), "Simulation: baumgarte must be a number, got None"),
     (dict(baumgarte=1.5), "Simulation: baumgarte must be in [0, 1], got 1.5"),
@@ -206,6 +206,19 @@ def test_cli_threads_option_reaches_the_solver(tmp_path):
 def test_bad_simulation_keywords_name_the_keyword(kwargs, message):
     with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
         solver.Simulation(demo_scene(), **kwargs)
+
+
+def test_renamed_sweep_keywords_warn_and_still_apply():
+    """The sweep settings' earlier names map to the new ones, with a DeprecationWarning naming both."""
+    for old, new, value in (("iterations", "velocity_sweeps", 3), ("position_iterations", "split_impulse_sweeps", 2),
+                            ("correction_iterations", "correction_sweeps", 5)):
+        with pytest.warns(DeprecationWarning, match=f"^Simulation: {old} is now called {new}$"):
+            sim = solver.Simulation(demo_scene(), **{old: value})
+        assert getattr(sim.settings, new) == value
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="^Simulation: iterations must be an integer >= 1, got 0$"):
+        solver.Simulation(demo_scene(), iterations=0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sweeps'"):
+        solver.Simulation(demo_scene(), sweeps=3)
 
 
 def test_bad_scene_and_run_arguments_name_the_argument():

@@ -238,11 +238,11 @@ def test_velocity_sweeps_stop_early_once_the_pile_rests():
     for tolerance in (None, 0.0):
         sim = solver.Simulation(rested, dt=1 / 240, sweep_tolerance=tolerance)
         sim.run(frames=30, fps=60, substeps=4)
-        runs[tolerance] = (sim.stats["sweeps"], sim.state.position.copy())
+        runs[tolerance] = (sim.stats["velocity_sweeps"], sim.state.position.copy())
         assert sim.stats["max_penetration"] <= sim.settings.slop + 0.01 * smallest
     sweeps, resting = runs[None]
-    assert sweeps < sim.settings.iterations  # the default stopped early
-    assert runs[0.0][0] == sim.settings.iterations  # tolerance 0 always runs them all
+    assert sweeps < sim.settings.velocity_sweeps  # the default stopped early
+    assert runs[0.0][0] == sim.settings.velocity_sweeps  # tolerance 0 always runs them all
     moved = np.linalg.norm(resting - runs[0.0][1], axis=1)
     assert moved.max() <= 0.01 * smallest
 

@@ -1,8 +1,8 @@
-"""Vectorised quaternion helpers (w, x, y, z), pure numpy so they are testable without Blender.
+"""Quaternions (w, x, y, z) on arrays (..., 4), in numpy only: set-up code of the solver and the add-on.
 
-The solver has scalar versions of some of these, but importing anything from the solver
-imports numba, which must wait until runtime.get_solver has pointed its cache at the
-extension's user folder; the add-on's setup code therefore keeps its own numpy copies.
+No numba here: the add-on imports this before it has told numba where to cache
+(addon/runtime.py), and importing the solver package itself loads no kernels.
+The compiled kernels have scalar versions in math3d.py.
 """
 import numpy as np
 
