@@ -37,7 +37,7 @@ class Recording:
             "contacts": np.zeros(0, dtype=np.int64), "max_penetration": np.zeros(0),
             "kinetic_energy": np.zeros(0), "phase_seconds": np.zeros((0, len(phases)))}
         self.scene_hash = scene_hash
-        self.ropes: list[dict] = []  # ROPE HOOK: per-rope name, nodes (F, n, 3), segments (F, n-1, 4)
+        self.ropes: list[dict] = []  # per rope: name, nodes (F, n, 3), segments (F, n-1, 4)
 
     def rope_nodes(self, rope: int) -> np.ndarray:
         """Node positions of rope ``rope`` per frame: (frames, n, 3)."""

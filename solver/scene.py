@@ -66,7 +66,7 @@ class Scene:
         self.planes: list[dict] = []
         self.boxes: list[dict] = []
         self.tubes: list[dict] = []
-        self.ropes: list[dict] = []  # ROPE HOOK: rope specs (solver.rope builds them)
+        self.ropes: list[dict] = []  # rope specs (solver/ropes/model.py builds them)
 
     # ----------------------------------------------------------------- helpers
     def _material_index(self, owner: str, material) -> int:

@@ -98,7 +98,7 @@ class State:
             state.rope_model, state.rope_state = self.rope_model, copy_rope_state(self.rope_state)
         return state
 
-    # ROPE HOOK: ropes (set by Simulation.state)
+    # the ropes (set by Simulation.state)
     rope_model = None
     rope_state = None
 
@@ -199,7 +199,7 @@ class Simulation:
         self._pair_capacity = max(64, 16 * n)
         self._bodies = new_body_state(scene.bodies, self._contact_capacity)
         self._ws = self._new_workspace()
-        # ROPE HOOK: build rope model/state from scene.ropes
+        # the ropes: a model and state of their own (solver/ropes/model.py)
         self._rope_model, self._rope_state = build_ropes(scene.ropes, n_bodies=n,
                                                          material_friction=self.model.material_friction)
         self.stats = {}
