@@ -147,3 +147,26 @@ def test_a_loop_runs_serially_where_one_thread_beats_a_launch_plus_its_share():
     assert serial_below_for("workqueue", 53e-6) == serial_below_for("workqueue", 19e-6) == WORKQUEUE_SERIAL_BELOW
     assert serial_below_for("omp", 1.2e-6) == serial_below_for("omp", 8e-3) == 0
     assert serial_below_for("tbb", 2.5e-6) == 0 and serial_below_for("tbb", float("inf")) == ALL
+
+
+def test_importing_the_package_loads_no_numba_until_a_public_name_is_used(tmp_path):
+    """The add-on imports solver.rotations before it sets its cache root: that must not start numba.
+
+    The first public name loads the kernels, and the cache folder is then keyed under the root set by then.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env.update(PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(tmp_path / "early"))
+    script = textwrap.dedent(f"""
+        import json, os, sys
+        import solver, solver.rotations
+        before = "numba" in sys.modules
+        solver.rotations.mul([1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0])
+        os.environ["NUMBA_CACHE_DIR"] = {str(tmp_path / "late")!r}  # as addon/runtime.py does, later
+        from solver import Scene
+        from numba.core import config
+        print(json.dumps([before, "numba" in sys.modules, Scene.__module__, config.CACHE_DIR]))
+    """)
+    before, after, module, cache = _run_json(script, env)
+    assert before is False
+    assert after is True and module == "solver.scene"
+    assert os.path.dirname(cache) == str(tmp_path / "late")
