@@ -516,7 +516,7 @@ def test_random_pairs_span_separated_touching_and_overlapping(random_pairs):
 # ---------------------------------------------------------------------------
 # the solver's compiled kernels against the reference
 
-from solver import narrowphase  # noqa: E402  (after the reference, which must not depend on it)
+from solver.collision import narrowphase  # noqa: E402  (after the reference, which must not depend on it)
 from solver.model import STATIC_WALL, build_model  # noqa: E402
 from solver.scene import Scene  # noqa: E402
 
