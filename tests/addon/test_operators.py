@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.solver.test_contact_mechanics import G, rebound_apex_error
+from tests.solver.contact.test_contact_mechanics import G, rebound_apex_error
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -282,7 +282,7 @@ def test_material_and_mass_set_in_blender_reach_the_solver(materials):
 
 def test_restitution_set_in_blender_sets_how_high_each_ball_rebounds(materials):
     # The floor's restitution is 0, so each ball rebounds with its own (they combine by maximum) to e^2 times its
-    # drop, within the solver's first-order error at this substep (tests/solver/test_contact_mechanics.py) and
+    # drop, within the solver's first-order error at this substep (tests/solver/contact/test_contact_mechanics.py) and
     # the apex falling between two recorded frames, at most g / (8 fps^2) lower.
     assert materials["job_state"] == "DONE", materials["job_message"]
     fps, h = materials["fps"], materials["dt"]

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import solver
-from test_bodies_and_piles import build_pile
+from tests.solver.test_bodies_and_piles import build_pile
 from solver.contact.solve_order import BLOCK, SLAB_IMBALANCE, assign_slabs, order_contacts
 from solver.state import new_workspace
 
 G = 9.81
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def random_contacts(rng, n_bodies, n_contacts, n_static):

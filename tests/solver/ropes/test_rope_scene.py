@@ -10,7 +10,7 @@ import pytest
 import solver
 from solver.ropes.contacts import CONTACT_SLOP
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 LENGTH_TOLERANCE = 1e-4
 
 
