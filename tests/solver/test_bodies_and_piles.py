@@ -6,13 +6,9 @@ import pytest
 
 import solver
 from solver.math3d import quat_to_matrix_np
+from tests.helpers import axis_angle
 
 G = 9.81
-
-
-def axis_angle(axis, angle):
-    axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
-    return np.concatenate([[math.cos(angle / 2)], math.sin(angle / 2) * axis])
 
 
 @pytest.mark.parametrize("tilt_axis, tilt_deg", [((1, 0, 0), 35.0), ((0, 1, 0), 60.0), ((1, 1, 0), 80.0)])

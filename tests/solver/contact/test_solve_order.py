@@ -5,7 +5,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,9 +13,9 @@ import solver
 from tests.solver.test_bodies_and_piles import build_pile
 from solver.contact.solve_order import BLOCK, SLAB_IMBALANCE, assign_slabs, order_contacts
 from solver.state import new_workspace
+from tests.helpers import ROOT
 
 G = 9.81
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def random_contacts(rng, n_bodies, n_contacts, n_static):

@@ -10,29 +10,10 @@ import pytest
 from numpy.polynomial import Polynomial
 
 from solver.ropes.model import FreeBodies, build_ropes, rope_joint_moments, rope_segments, run_ropes
+from tests.helpers import line, quat_mul, rotate
 
 G = 9.81
 LENGTH_TOLERANCE = 1e-4  # issue 3: relative, throughout every test
-
-
-def quat_mul(a, b):
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return np.array([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw])
-
-
-def _rotate(q, v):
-    w, x, y, z = q
-    rot = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                    [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                    [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-    return rot @ np.asarray(v, dtype=float)
-
-
-def straight(n_segments, length, direction=(1.0, 0.0, 0.0), start=(0.0, 0.0, 0.0)):
-    t = np.linspace(0.0, length, n_segments + 1)[:, None]
-    return np.asarray(start, dtype=float) + t * np.asarray(direction, dtype=float)
 
 
 def bessel_j0(x):
@@ -82,7 +63,7 @@ def cantilever_sag_theory(length, radius, density, young_modulus):
 
 
 def settled_cantilever_sag(n_segments, dt, length=1.0, seconds=5.0, **params):
-    model, state = build_ropes([dict(points=straight(n_segments, length), clamped=(0,), **params)])
+    model, state = build_ropes([dict(points=line(n_segments, (0, 0, 0), (length, 0, 0)), clamped=(0,), **params)])
     _, _, worst = run_ropes(model, state, dt, int(round(seconds / dt)))
     assert worst < LENGTH_TOLERANCE
     assert np.max(np.abs(state.node_velocity)) < 1e-6, "cantilever has not come to rest"
@@ -148,7 +129,7 @@ def test_hanging_chain_first_mode():
     radius, density = 0.005, 1200.0
     omega_theory = 1.2024 * math.sqrt(G / length)
     # no bending stiffness: E I / (q L^3) = 5e-7
-    model, state = build_ropes([dict(points=straight(n, length, direction=(0, 0, -1)), radius=radius,
+    model, state = build_ropes([dict(points=line(n, (0, 0, 0), (0, 0, -length)), radius=radius,
                                      density=density, young_modulus=1e3, shear_modulus=1e3, pinned=(0,))])
     # start in the first mode shape J0(2 omega sqrt(z / g)), z measured up from the free end
     height = length + state.node_position[:, 2]
@@ -231,7 +212,7 @@ def test_catenary_between_two_pins():
 def test_twist_spreads_linearly_and_end_torque():
     length, n, theta = 1.0, 20, 1.0
     params = dict(radius=0.005, density=1200.0, young_modulus=2e9, shear_modulus=7e8, damping=5.0)
-    model, state = build_ropes([dict(points=straight(n, length), clamped=(0, n), **params)])
+    model, state = build_ropes([dict(points=line(n, (0, 0, 0), (length, 0, 0)), clamped=(0, n), **params)])
     # turn the far clamp by theta about the tangent (x, a world-frame rotation)
     turn = np.array([math.cos(theta / 2), math.sin(theta / 2), 0.0, 0.0])
     state.clamp_orientation[0, 1] = quat_mul(turn, state.clamp_orientation[0, 1])
@@ -279,7 +260,7 @@ def test_pendulum_period_with_attached_ellipsoid():
     theta0 = 0.03
     phi0 = theta0 * G * c / (G * c - omega ** 2 * gyration_sq)
     direction = np.array([math.sin(theta0), 0.0, -math.cos(theta0)])
-    points = straight(n, string, direction=direction)
+    points = line(n, (0, 0, 0), string * direction)
     attach = points[-1]
     body_axis = np.array([math.sin(phi0), 0.0, -math.cos(phi0)])
     bodies = FreeBodies(position=(attach + c * body_axis)[None, :].copy(),
@@ -300,5 +281,5 @@ def test_pendulum_period_with_attached_ellipsoid():
     tolerance = rope_mass / mass + theta0 ** 2 / 16 + (omega * dt) ** 2
     assert period == pytest.approx(period_theory, rel=tolerance)
     # the rope carries the body: it stays attached and hangs at the rope's length from the pin
-    assert np.linalg.norm(state.node_position[n] - (bodies.position[0] + _rotate(bodies.orientation[0], (0, 0, c)))) \
+    assert np.linalg.norm(state.node_position[n] - (bodies.position[0] + rotate(bodies.orientation[0], (0, 0, c)))) \
         < 1e-3 * string
