@@ -12,8 +12,8 @@ import sys
 import numpy as np
 import pytest
 
+from examples.rebound import G, rebound_apex_error
 from tests.helpers import ROOT, quat_mul, quat_to_matrix
-from tests.solver.contact.test_contact_mechanics import G, rebound_apex_error
 
 
 # --------------------------------------------------------------------------- helpers
@@ -265,7 +265,7 @@ def test_material_and_mass_set_in_blender_reach_the_solver(materials):
 
 def test_restitution_set_in_blender_sets_how_high_each_ball_rebounds(materials):
     # The floor's restitution is 0, so each ball rebounds with its own (they combine by maximum) to e^2 times its
-    # drop, within the solver's first-order error at this substep (tests/solver/contact/test_contact_mechanics.py) and
+    # drop, within the solver's first-order error at this substep (examples/rebound.py) and
     # the apex falling between two recorded frames, at most g / (8 fps^2) lower.
     assert materials["job_state"] == "DONE", materials["job_message"]
     fps, h = materials["fps"], materials["dt"]

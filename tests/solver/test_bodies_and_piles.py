@@ -1,10 +1,14 @@
-"""Multi-body behaviour: rest poses, stacking, piles, momentum conservation."""
+"""Multi-body behaviour: rest poses, stacking, piles, momentum conservation.
+
+The pile of a thousand is also a runnable example (examples/pile.py): its test asserts on what run() returns.
+"""
 import math
 
 import numpy as np
 import pytest
 
 import solver
+from examples import pile
 from solver.math3d import quat_to_matrix_np
 from tests.helpers import axis_angle
 
@@ -85,44 +89,19 @@ def test_free_collisions_conserve_momentum():
     assert np.abs(angular1 - angular0).max() < 1e-9 * max(np.abs(angular0).max(), 1.0)
 
 
-def build_pile(n, seed=0):
-    """n ellipsoids (semi-axes in [0.02, 0.05] m) on a grid above an open box just wide enough."""
-    rng = np.random.default_rng(seed)
-    scene = solver.Scene(gravity=(0, 0, -G))
-    material = solver.Material(friction=0.5)
-    per_side = int(math.ceil(math.sqrt(n / 4)))
-    spacing = 0.105
-    half = 0.5 * per_side * spacing
-    scene.add_box_container(center=(0, 0, 0.5), half_extents=(half, half, 0.5), material=material)
-    for k in range(n):
-        ix, iy, iz = k % per_side, (k // per_side) % per_side, k // (per_side * per_side)
-        q = rng.normal(size=4)
-        scene.add_ellipsoid(rng.uniform(0.02, 0.05, 3),
-                            position=((ix + 0.5) * spacing - half, (iy + 0.5) * spacing - half, 0.06 + iz * spacing),
-                            orientation=q / np.linalg.norm(q), material=material)
-    return scene
-
-
 def test_pile_of_a_thousand_settles_with_small_penetration():
     """Dropped from up to 1.3 m (impacts at about 4 m/s), the pile keeps every contact's overlap under 1% of
     the smallest semi-axis at every substep of the 2 s, the drop included, and comes to rest.
 
     The drop is what the position correction is for: with position_correction=False this fails.
     """
-    scene = build_pile(1000)
-    smallest = min(min(b["semi_axes"]) for b in scene.bodies)
-    sim = solver.Simulation(scene, dt=1 / 240)
-    deepest = np.empty(2 * 240)
-    for k in range(deepest.size):
-        sim.step()
-        deepest[k] = sim.stats["max_penetration"]
-    assert deepest.max() < 0.01 * smallest
-    # settled: kinetic energy fell to a tiny fraction of the potential energy released
-    mass = sim.model.mass.sum()
-    assert sim.stats["kinetic_energy"] < 1e-3 * mass * G * 0.1
+    result = pile.run(1000, seconds=2.0, dt=1 / 240)
+    assert result["deepest"].max() < result["overlap_bound"]  # 1% of the smallest semi-axis
+    # settled: kinetic energy fell to a tiny fraction of the potential energy released, 1e-3 of m g (0.1 m)
+    assert result["kinetic_energy"][-1] < result["rest_bound"]
     # nobody escaped the box or fell through the floor
-    assert sim.state.position[:, 2].min() > 0.0
-    assert np.abs(sim.state.position[:, :2]).max() < scene.boxes[0]["half_extents"][0]
+    assert result["lowest"] > 0.0
+    assert result["widest"] < result["half_width"]
 
 
 def build_aligned_grid(per_side, layers, seed=0):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import solver
-from test_bodies_and_piles import build_pile
+from examples.pile import build_pile
 from tests.helpers import ROOT, line
 
 

@@ -2,8 +2,8 @@
 import numpy as np
 
 import solver
+from examples.pile import build_pile
 from solver.step import PAIRS
-from tests.solver.test_bodies_and_piles import build_pile
 
 
 def test_pair_witnesses_only_reject_pairs_that_could_not_touch():
