@@ -60,13 +60,22 @@ def enable_addon(zip_path=None):
             addon_utils.enable(mod.__name__, default_set=False)
             if addon_ready():
                 return f"enabled installed extension {mod.__name__}"
+    load_source_checkout()
+    return f"loaded from source checkout {REPO_ROOT}"
+
+
+def load_source_checkout():
+    """Load this checkout's repository root as the package `quadric_dynamics` and register the add-on.
+
+    The one copy of the add-on loader: scripts/bench/bake.py loads the add-on with it too.
+    """
     spec = importlib.util.spec_from_file_location("quadric_dynamics", os.path.join(REPO_ROOT, "__init__.py"),
                                                   submodule_search_locations=[REPO_ROOT])
     module = importlib.util.module_from_spec(spec)
     sys.modules["quadric_dynamics"] = module
     spec.loader.exec_module(module)
     module.register()
-    return f"loaded from source checkout {REPO_ROOT}"
+    return module
 
 
 def main():

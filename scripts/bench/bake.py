@@ -1,11 +1,11 @@
 """Add-on benchmarks under the bpy module; prints one JSON line per figure.
 
-    .venv/bin/python scripts/bench/bake.py                 # all cases
-    .venv/bin/python scripts/bench/bake.py --cases body_write rope_write
-    .venv/bin/python scripts/bench/bake.py --stall-frames 48 --stall-bodies 1000
+    .venv/bin/python -m scripts.bench.bake                 # all cases, from the repository root
+    .venv/bin/python -m scripts.bench.bake --cases body_write rope_write
+    .venv/bin/python -m scripts.bench.bake --stall-frames 48 --stall-bodies 1000
 
 Cases (each runs in its own process, with HOME and BLENDER_USER_RESOURCES in a
-scratch folder, the add-on loaded from this checkout):
+scratch folder, the add-on loaded from this checkout by scripts/bake.py's loader):
   body_write   writing the bake of 1,000 bodies x 250 frames (synthetic poses)  goal <= 2 s
   rope_write   writing the bake of 20 ropes x 50 bones x 250 frames
   ui_stall     longest modal-timer tick on the main thread while a 1,000-body
@@ -28,19 +28,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # ------------------------------------------------------------------ inside Blender (child)
 def load_addon():
-    import importlib.util
+    import importlib
 
     import bpy
 
-    spec = importlib.util.spec_from_file_location("quadric_dynamics", os.path.join(ROOT, "__init__.py"),
-                                                  submodule_search_locations=[ROOT])
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["quadric_dynamics"] = module
-    spec.loader.exec_module(module)
-    module.register()
-    assert hasattr(bpy.types.Object, "quadric")
-    import importlib
+    from scripts.bake import load_source_checkout
 
+    load_source_checkout()
+    assert hasattr(bpy.types.Object, "quadric")
     return lambda name: importlib.import_module(f"quadric_dynamics.addon.{name}")
 
 
@@ -215,8 +210,8 @@ def run_child(case, args, user_dir, extra=()):
     env["BLENDER_USER_RESOURCES"] = os.path.join(user_dir, "resources")
     env.pop("NUMBA_CACHE_DIR", None)
     os.makedirs(env["HOME"], exist_ok=True)
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", case, *args.passthrough, *extra]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    cmd = [sys.executable, "-m", "scripts.bench.bake", "--child", case, *args.passthrough, *extra]
+    proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         print(json.dumps(dict(case=case, error=proc.stderr[-2000:])), flush=True)

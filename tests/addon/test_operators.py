@@ -8,32 +8,15 @@ the shape empties go through Blender's float32 matrix products, hence 1e-5.
 import ctypes
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.solver.test_contact_mechanics import G, rebound_apex_error
-
-ROOT = Path(__file__).resolve().parents[2]
+from examples.rebound import G, rebound_apex_error
+from tests.helpers import ROOT, quat_mul, quat_to_matrix
 
 
 # --------------------------------------------------------------------------- helpers
-def qmul(p, q):
-    pw, px, py, pz = np.moveaxis(np.asarray(p), -1, 0)
-    qw, qx, qy, qz = np.moveaxis(np.asarray(q), -1, 0)
-    return np.stack([pw * qw - px * qx - py * qy - pz * qz, pw * qx + px * qw + py * qz - pz * qy,
-                     pw * qy - px * qz + py * qw + pz * qx, pw * qz + px * qy - py * qx + pz * qw], -1)
-
-
-def qmat(q):
-    q = np.asarray(q) / np.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = np.moveaxis(q, -1, 0)
-    return np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-                     np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-                     np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], -2)
-
-
 def same_rotation_error(q1, q2):
     """Largest component error between quaternion arrays, allowing q ~ -q."""
     return np.minimum(np.abs(q1 - q2).max(axis=-1), np.abs(q1 + q2).max(axis=-1)).max()
@@ -133,8 +116,8 @@ def test_body_fcurves_match_recording_at_every_frame(baked):
         loc, rot = np.array(t["location"]), np.array(t["rotation"])
         assert loc.shape == (frames, 3)
         # Body pose implied by the object's fcurves and its origin -> principal-frame offset.
-        body_q = qmul(rot, np.array(t["offset_rotation"]))
-        body_p = loc + qmat(rot) @ np.array(t["offset_location"])
+        body_q = quat_mul(rot, np.array(t["offset_rotation"]))
+        body_p = loc + quat_to_matrix(rot) @ np.array(t["offset_location"])
         pose = rec[:, t["index"]]
         assert np.abs(body_p - pose[:, :3]).max() <= 1e-6, name
         assert same_rotation_error(body_q, pose[:, 3:]) <= 1e-6, name
@@ -158,7 +141,7 @@ def test_shape_empties_move_exactly_with_bodies(baked):
         pose = rec[:, t["index"]]
         np.testing.assert_allclose(m[:, :3, 3], pose[:, :3], atol=1e-5, err_msg=name)
         rot = m[:, :3, :3] / np.linalg.norm(m[:, :3, :3], axis=1, keepdims=True)
-        np.testing.assert_allclose(rot, qmat(pose[:, 3:]), atol=1e-5, err_msg=name)
+        np.testing.assert_allclose(rot, quat_to_matrix(pose[:, 3:]), atol=1e-5, err_msg=name)
 
 
 def test_operator_and_job_bakes_agree(baked):
@@ -282,7 +265,7 @@ def test_material_and_mass_set_in_blender_reach_the_solver(materials):
 
 def test_restitution_set_in_blender_sets_how_high_each_ball_rebounds(materials):
     # The floor's restitution is 0, so each ball rebounds with its own (they combine by maximum) to e^2 times its
-    # drop, within the solver's first-order error at this substep (tests/solver/test_contact_mechanics.py) and
+    # drop, within the solver's first-order error at this substep (examples/rebound.py) and
     # the apex falling between two recorded frames, at most g / (8 fps^2) lower.
     assert materials["job_state"] == "DONE", materials["job_message"]
     fps, h = materials["fps"], materials["dt"]

@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 import solver
+from tests.helpers import line
 
 HOSTILE = [math.nan, math.inf, -math.inf, 1e308, -1e308, 1e-320, 0, -1, 1, 999, -999, 10 ** 400, 0.5, "", "nope",
            "1.0", None, True, False, [], {}, [1, 2], [0, 0, 0], [[0, 0, 0]], {"x": 1}]
@@ -39,7 +40,7 @@ def small_scene():
                         mass=2.0)
     mover = scene.add_ellipsoid((0.05, 0.05, 0.05), position=(0.5, 0.0, 0.3), name="Mover", kinematic=True)
     scene.set_kinematic_track(mover, [0.0, 1.0], [[0.5, 0, 0.3, 1, 0, 0, 0], [0.8, 0, 0.3, 1, 0, 0, 0]])
-    points = np.column_stack([np.linspace(-0.6, -0.2, 5), np.zeros(5), np.full(5, 0.8)])
+    points = line(4, (-0.6, 0.0, 0.8), (-0.2, 0.0, 0.8))
     scene.add_rope(points, pinned=(0,), name="Cable")
     scene.add_rope(points + [0.0, 0.5, 0.0], attachments=[(4, 0, (0.0, 0.0, 0.06))], name="Leash")
     return scene

@@ -1,19 +1,18 @@
-"""Multi-body behaviour: rest poses, stacking, piles, momentum conservation."""
+"""Multi-body behaviour: rest poses, stacking, piles, momentum conservation.
+
+The pile of a thousand is also a runnable example (examples/pile.py): its test asserts on what run() returns.
+"""
 import math
 
 import numpy as np
 import pytest
 
 import solver
+from examples import pile
 from solver.math3d import quat_to_matrix_np
-from solver.step import PAIRS
+from tests.helpers import axis_angle
 
 G = 9.81
-
-
-def axis_angle(axis, angle):
-    axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
-    return np.concatenate([[math.cos(angle / 2)], math.sin(angle / 2) * axis])
 
 
 @pytest.mark.parametrize("tilt_axis, tilt_deg", [((1, 0, 0), 35.0), ((0, 1, 0), 60.0), ((1, 1, 0), 80.0)])
@@ -90,44 +89,19 @@ def test_free_collisions_conserve_momentum():
     assert np.abs(angular1 - angular0).max() < 1e-9 * max(np.abs(angular0).max(), 1.0)
 
 
-def build_pile(n, seed=0):
-    """n ellipsoids (semi-axes in [0.02, 0.05] m) on a grid above an open box just wide enough."""
-    rng = np.random.default_rng(seed)
-    scene = solver.Scene(gravity=(0, 0, -G))
-    material = solver.Material(friction=0.5)
-    per_side = int(math.ceil(math.sqrt(n / 4)))
-    spacing = 0.105
-    half = 0.5 * per_side * spacing
-    scene.add_box_container(center=(0, 0, 0.5), half_extents=(half, half, 0.5), material=material)
-    for k in range(n):
-        ix, iy, iz = k % per_side, (k // per_side) % per_side, k // (per_side * per_side)
-        q = rng.normal(size=4)
-        scene.add_ellipsoid(rng.uniform(0.02, 0.05, 3),
-                            position=((ix + 0.5) * spacing - half, (iy + 0.5) * spacing - half, 0.06 + iz * spacing),
-                            orientation=q / np.linalg.norm(q), material=material)
-    return scene
-
-
 def test_pile_of_a_thousand_settles_with_small_penetration():
     """Dropped from up to 1.3 m (impacts at about 4 m/s), the pile keeps every contact's overlap under 1% of
     the smallest semi-axis at every substep of the 2 s, the drop included, and comes to rest.
 
     The drop is what the position correction is for: with position_correction=False this fails.
     """
-    scene = build_pile(1000)
-    smallest = min(min(b["semi_axes"]) for b in scene.bodies)
-    sim = solver.Simulation(scene, dt=1 / 240)
-    deepest = np.empty(2 * 240)
-    for k in range(deepest.size):
-        sim.step()
-        deepest[k] = sim.stats["max_penetration"]
-    assert deepest.max() < 0.01 * smallest
-    # settled: kinetic energy fell to a tiny fraction of the potential energy released
-    mass = sim.model.mass.sum()
-    assert sim.stats["kinetic_energy"] < 1e-3 * mass * G * 0.1
+    result = pile.run(1000, seconds=2.0, dt=1 / 240)
+    assert result["deepest"].max() < result["overlap_bound"]  # 1% of the smallest semi-axis
+    # settled: kinetic energy fell to a tiny fraction of the potential energy released, 1e-3 of m g (0.1 m)
+    assert result["kinetic_energy"][-1] < result["rest_bound"]
     # nobody escaped the box or fell through the floor
-    assert sim.state.position[:, 2].min() > 0.0
-    assert np.abs(sim.state.position[:, :2]).max() < scene.boxes[0]["half_extents"][0]
+    assert result["lowest"] > 0.0
+    assert result["widest"] < result["half_width"]
 
 
 def build_aligned_grid(per_side, layers, seed=0):
@@ -166,93 +140,3 @@ def test_aligned_grid_drop_keeps_small_penetration(seed):
         deepest[k] = sim.stats["max_penetration"]
     assert deepest.max() < 0.01 * smallest
     assert sim.state.position[:, 2].min() > 0.0
-
-
-def test_pair_witnesses_only_reject_pairs_that_could_not_touch():
-    """The narrow phase skips a pair when the width gap along its last separating direction (its witness)
-    already exceeds the reach. That bound is exact, so the contacts must be bit for bit the ones found
-    with no witnesses at all: checked while a pile falls and collides, and once it rests."""
-    from solver.collision.driver import collide
-
-    sim = solver.Simulation(build_pile(200), dt=1 / 240)
-    for steps in (60, 240):  # 0.25 s (falling, first impacts), then 1.25 s
-        sim.step(n=steps)
-        ws, n_pairs = sim._ws, int(sim._ws.counters[PAIRS])
-        witnessed = np.any(ws.pair_witness[:n_pairs] != 0.0, axis=1)
-        assert witnessed.sum() > 0.3 * n_pairs  # most pairs carry one
-        fields = ("contact_a", "contact_b", "contact_key", "contact_depth", "contact_normal", "contact_point")
-        # pairs whose witness bound proves them out of reach: the ones the filter skips
-        a, b, w = ws.pair_a[:n_pairs], ws.pair_b[:n_pairs], ws.pair_witness[:n_pairs]
-        width = np.sqrt(np.einsum("pi,pij,pj->p", w, ws.shape[a], w)) + np.sqrt(np.einsum("pi,pij,pj->p", w, ws.shape[b], w))
-        gap = width - np.einsum("pi,pi->p", sim._bodies.position[b] - sim._bodies.position[a], w)
-        proven_apart = witnessed & (gap < -(ws.reach[a] + ws.reach[b]))
-        count = collide(sim.model, sim._bodies, ws, n_pairs, False)
-        with_witnesses = [getattr(ws, f)[:count].copy() for f in fields]
-        ws.pair_witness[:] = 0.0
-        assert collide(sim.model, sim._bodies, ws, n_pairs, False) == count
-        for name, found in zip(fields, with_witnesses):
-            np.testing.assert_array_equal(getattr(ws, name)[:count], found, err_msg=f"{name} after {steps} steps")
-        assert proven_apart.sum() > 0.1 * n_pairs  # the filter had work to do
-
-
-def test_split_impulses_do_not_push_a_body_into_a_neighbour_across_a_gap():
-    """Three equal spheres on a line, no gravity, at rest: A and B overlap by 1 cm, B and C are 1 mm apart.
-
-    The split impulse removes a fraction (baumgarte) of A and B's overlap
-    beyond the slop in one substep, moving each of them half of it: B moves
-    0.3 (1 cm - slop) / 2 = 1.5 mm towards C, more than the gap. The B-C
-    contact has a negative target (its gap is open) but has to resist the
-    pseudo-velocity anyway, so after the substep B and C overlap by at most
-    the slop. Run to convergence (50 sweeps, no early stop), PGS on three
-    bodies in a line gets there up to the rows' single precision: targets
-    and normals rounded to 6e-8 relative over the 1.5 mm pushed, 1e-10 m,
-    well inside 1e-6 of the slop (2e-10 m).
-    """
-    radius = 0.1
-    scene = solver.Scene(gravity=(0.0, 0.0, 0.0))
-    xs = (0.0, 2.0 * radius - 0.01, 4.0 * radius - 0.01 + 0.001)
-    for x in xs:
-        scene.add_ellipsoid((radius, radius, radius), position=(x, 0.0, 0.0))
-    sim = solver.Simulation(scene, dt=1.0 / 240.0, overlap_tolerance=None, split_impulse_sweeps=50,
-                            sweep_tolerance=0.0)
-    slop = sim.settings.slop
-    sim.step()
-    p = sim.state.position
-    moved_b = p[1, 0] - xs[1]
-    assert moved_b > 0.001  # the gap would have closed without the B-C contact
-    overlap_bc = 2.0 * radius - (p[2, 0] - p[1, 0])
-    assert overlap_bc <= slop * (1.0 + 1e-6)
-    # momentum: split impulses move bodies apart symmetrically, no real velocity appears
-    assert np.allclose(sim.state.linear_velocity, 0.0, atol=1e-12)
-
-
-@pytest.mark.parametrize("correction", [True, False])
-def test_position_correction_removes_the_overlap_unconverged_split_impulses_leave(correction):
-    """Three equal spheres on a line, no gravity, at rest, each overlapping the next by 1 cm.
-
-    The split impulses aim at an overlap of slop + (1 - baumgarte)(1 cm - slop)
-    for both contacts. With one sweep (split_impulse_sweeps=1) Gauss-Seidel
-    satisfies the first contact it visits and pushes the middle sphere into
-    the other, which is then left far deeper than that aim. The position
-    correction measures both overlaps again after integration and pushes,
-    in position only, until none is more than the slop beyond the aim; run
-    to convergence (50 sweeps, no early stop) that holds up to the rows'
-    single precision (1e-10 m over the 3 mm pushed, well inside 1e-6 of the
-    slop). Without the correction the same substep leaves one contact more
-    than the slop beyond it, so the check can fail. Positions only: the
-    velocities stay exactly zero, so no kinetic energy appears.
-    """
-    radius, overlap = 0.1, 0.01
-    scene = solver.Scene(gravity=(0.0, 0.0, 0.0))
-    for k in range(3):
-        scene.add_ellipsoid((radius, radius, radius), position=(k * (2.0 * radius - overlap), 0.0, 0.0))
-    sim = solver.Simulation(scene, dt=1.0 / 240.0, overlap_tolerance=None, split_impulse_sweeps=1,
-                            correction_sweeps=50, sweep_tolerance=0.0, position_correction=correction)
-    settings = sim.settings
-    sim.step()
-    overlaps = 2.0 * radius - np.diff(sim.state.position[:, 0])
-    aim = settings.slop + (1.0 - settings.baumgarte) * (overlap - settings.slop)
-    deepest_allowed = aim + settings.slop * (1.0 + 1e-6)
-    assert (overlaps.max() <= deepest_allowed) == correction
-    assert sim.stats["correction_sweeps"] == (50 if correction else 0)
-    assert np.all(sim.state.linear_velocity == 0.0) and np.all(sim.state.angular_velocity == 0.0)

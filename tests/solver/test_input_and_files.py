@@ -5,15 +5,13 @@ import math
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import solver
-from test_bodies_and_piles import build_pile
-
-ROOT = Path(__file__).resolve().parents[2]
+from examples.pile import build_pile
+from tests.helpers import ROOT, line
 
 
 @pytest.mark.parametrize("kwargs, field", [
@@ -349,8 +347,7 @@ def test_readme_quotes_only_error_messages_the_solver_produces(tmp_path, monkeyp
 def recorded(tmp_path_factory):
     """A short recording of demo_scene plus a rope, saved; returns (scene, recording, path)."""
     scene = demo_scene()
-    scene.add_rope(np.column_stack([np.linspace(-0.3, 0.3, 5), np.full(5, 0.6), np.full(5, 0.8)]), pinned=(0,),
-                   name="Cord")
+    scene.add_rope(line(4, (-0.3, 0.6, 0.8), (0.3, 0.6, 0.8)), pinned=(0,), name="Cord")
     recording = solver.Simulation(scene).run(frames=4)
     path = tmp_path_factory.mktemp("recorded") / "rec.npz"
     recording.save(path)
@@ -408,7 +405,7 @@ def test_recording_mismatches_say_which_bodies_and_ropes(recorded):
         "ropes in the recording that the scene does not have: 'Cord'"]
     swapped = demo_scene()
     swapped.bodies[0]["name"], swapped.bodies[1]["name"] = "B", "A"
-    swapped.add_rope(np.column_stack([np.linspace(-0.3, 0.3, 7), np.full(7, 0.6), np.full(7, 0.8)]), name="Cord")
+    swapped.add_rope(line(6, (-0.3, 0.6, 0.8), (0.3, 0.6, 0.8)), name="Cord")
     assert recording.mismatches(swapped) == [
         "bodies in another order: the recording has 'A', 'B', 'Mover', the scene 'B', 'A', 'Mover'",
         "rope 0 ('Cord') has 5 nodes in the recording but 7 in the scene"]

@@ -9,13 +9,11 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from scripts.bench.pile import tbb_library_dir
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import ROOT
 
 # a fresh process: import solver, step a one-body scene (parallel kernels run), print the layer it reports
 STEP_ONE_BODY = textwrap.dedent("""

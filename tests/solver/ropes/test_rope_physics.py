@@ -2,37 +2,20 @@
 
 Every test also checks inextensibility: segment lengths stay within 1e-4 of their rest lengths after
 every substep. Tolerances come from the physics and the discretisation, as stated at each assert.
+The cantilever and the catenary are also runnable examples (examples/): their tests assert on what
+run() returns.
 """
 import math
 
 import numpy as np
 import pytest
-from numpy.polynomial import Polynomial
 
+from examples import cantilever, catenary
 from solver.ropes.model import FreeBodies, build_ropes, rope_joint_moments, rope_segments, run_ropes
+from tests.helpers import line, quat_mul, rotate
 
 G = 9.81
 LENGTH_TOLERANCE = 1e-4  # issue 3: relative, throughout every test
-
-
-def quat_mul(a, b):
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return np.array([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw])
-
-
-def _rotate(q, v):
-    w, x, y, z = q
-    rot = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                    [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                    [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-    return rot @ np.asarray(v, dtype=float)
-
-
-def straight(n_segments, length, direction=(1.0, 0.0, 0.0), start=(0.0, 0.0, 0.0)):
-    t = np.linspace(0.0, length, n_segments + 1)[:, None]
-    return np.asarray(start, dtype=float) + t * np.asarray(direction, dtype=float)
 
 
 def bessel_j0(x):
@@ -55,45 +38,18 @@ def zero_crossing_period(times, signal):
 # ------------------------------------------------------------------------------------------------
 # cantilever under self-weight
 
-STIFF = dict(radius=0.005, density=1200.0, young_modulus=2e9, shear_modulus=2e9 / 2.8, damping=10.0)
-
-
-def cantilever_sag_theory(length, radius, density, young_modulus):
-    """Tip sag of a clamped inextensible rod under its own weight.
-
-    Leading order q L^4 / (8 E I); the rod is inextensible, so the exact (elastica) sag is smaller by a
-    geometric term of relative size c eps^2, eps = q L^3 / (E I). c follows from the perturbation series of
-    E I theta'' = -q (L - s) cos(theta), theta(0) = 0, theta'(L) = 0, in units L = 1:
-    theta = eps th1 + eps^3 th3, th1'' = -(1 - s), th3'' = (1 - s) th1^2 / 2, y = int sin(theta).
-    """
-    q = density * math.pi * radius ** 2 * G
-    bending = young_modulus * math.pi * radius ** 4 / 4.0
-    eps = q * length ** 3 / bending
-    s = Polynomial([0.0, 1.0])
-    one_minus_s = 1.0 - s
-    th1 = (1.0 - one_minus_s ** 3) / 6.0
-    th3_rate = (one_minus_s * th1 ** 2 / 2.0).integ(lbnd=1.0)  # th3'(1) = 0
-    th3 = th3_rate.integ(lbnd=0.0)                                # th3(0) = 0
-    linear = th1.integ(lbnd=0.0)(1.0)                             # = 1/8
-    third = (th3 - th1 ** 3 / 6.0).integ(lbnd=0.0)(1.0)           # sin(t) = t - t^3/6
-    assert linear == pytest.approx(1.0 / 8.0, rel=1e-12)
-    sag_linear = q * length ** 4 / (8.0 * bending)
-    return sag_linear, sag_linear * (1.0 + third / linear * eps ** 2), eps
-
-
-def settled_cantilever_sag(n_segments, dt, length=1.0, seconds=5.0, **params):
-    model, state = build_ropes([dict(points=straight(n_segments, length), clamped=(0,), **params)])
-    _, _, worst = run_ropes(model, state, dt, int(round(seconds / dt)))
-    assert worst < LENGTH_TOLERANCE
-    assert np.max(np.abs(state.node_velocity)) < 1e-6, "cantilever has not come to rest"
-    return -state.node_position[-1, 2]
+def assert_settled(result):
+    """Every rod of an examples.cantilever run kept its lengths and came to rest."""
+    for n in result["sags"]:
+        assert result["worst_length_error"][n] < LENGTH_TOLERANCE
+        assert result["max_speed"][n] < 1e-6, "cantilever has not come to rest"
 
 
 def test_cantilever_tip_sag_matches_theory_and_converges():
     """Stiff cable E = 2 GPa, r = 5 mm, L = 1 m at dt = 1/240 s; 10, 20, 40 segments."""
-    sag_linear, sag_exact, eps = cantilever_sag_theory(1.0, STIFF["radius"], STIFF["density"],
-                                                       STIFF["young_modulus"])
-    sags = {n: settled_cantilever_sag(n, 1.0 / 240.0, **STIFF) for n in (10, 20, 40)}
+    result = cantilever.run((10, 20, 40), dt=1.0 / 240.0, seconds=5.0, length=1.0, params=cantilever.STIFF)
+    assert_settled(result)
+    sag_linear, sag_exact, sags = result["sag_linear"], result["sag_exact"], result["sags"]
     errors = {n: sags[n] / sag_exact - 1.0 for n in sags}
     # joint curvature and segment angles are midpoint sums of the continuum integrals: error O(1/N^2),
     # so doubling N divides the error by about four (between 2 and 8 allows for the next order).
@@ -111,8 +67,9 @@ def test_cantilever_tip_sag_matches_theory_and_converges():
 
 def test_stiff_cantilever_is_stable_at_frame_rate_steps():
     """The implicit bend-twist solve keeps the stiff cable stable and accurate at dt = 1/24 s."""
-    _, sag_exact, _ = cantilever_sag_theory(1.0, STIFF["radius"], STIFF["density"], STIFF["young_modulus"])
-    sag = settled_cantilever_sag(40, 1.0 / 24.0, seconds=10.0, **STIFF)
+    result = cantilever.run((40,), dt=1.0 / 24.0, seconds=10.0, length=1.0, params=cantilever.STIFF)
+    assert_settled(result)
+    sag, sag_exact = result["sags"][40], result["sag_exact"]
     # a static equilibrium does not depend on dt: the same O(1/N^2) discretisation error bound as above
     # (about 1/N^2 = 6e-4 at N = 40) holds; allow 2e-3.
     assert sag == pytest.approx(sag_exact, rel=2e-3)
@@ -148,7 +105,7 @@ def test_hanging_chain_first_mode():
     radius, density = 0.005, 1200.0
     omega_theory = 1.2024 * math.sqrt(G / length)
     # no bending stiffness: E I / (q L^3) = 5e-7
-    model, state = build_ropes([dict(points=straight(n, length, direction=(0, 0, -1)), radius=radius,
+    model, state = build_ropes([dict(points=line(n, (0, 0, 0), (0, 0, -length)), radius=radius,
                                      density=density, young_modulus=1e3, shear_modulus=1e3, pinned=(0,))])
     # start in the first mode shape J0(2 omega sqrt(z / g)), z measured up from the free end
     height = length + state.node_position[:, 2]
@@ -169,60 +126,16 @@ def test_hanging_chain_first_mode():
 # ------------------------------------------------------------------------------------------------
 # catenary
 
-def catenary_parameter(length, span):
-    """a with length = 2 a sinh(span / 2a), by bisection."""
-    lo, hi = span / 20.0, 1e3 * span
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if 2 * mid * math.sinh(span / (2 * mid)) > length:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
-
-
-def discrete_catenary_sag(n_segments, length, span):
-    """Mid-span sag of N equal rigid links with equal lumped node weights (exact discrete equilibrium):
-    the vertical force drops by one node weight per node, so tan(theta_k) = (k + 1/2 - N/2) w / H."""
-    seg = length / n_segments
-    slope_index = np.arange(n_segments) + 0.5 - n_segments / 2.0
-    lo, hi = 1e-6, 1e6  # horizontal tension in units of the node weight
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        reach = np.sum(seg * np.cos(np.arctan(slope_index / mid)))
-        if reach > span:
-            hi = mid
-        else:
-            lo = mid
-    angles = np.arctan(slope_index / math.sqrt(lo * hi))
-    return -np.min(np.concatenate([[0.0], np.cumsum(seg * np.sin(angles))]))
-
-
 def test_catenary_between_two_pins():
-    length, span, n, dt = 1.0, 0.8, 40, 1.0 / 240.0
-    # drawn as a circular arc of the right length (sin(alpha)/alpha = span/length), then left to settle
-    lo, hi = 1e-6, math.pi
-    for _ in range(100):
-        alpha = 0.5 * (lo + hi)
-        lo, hi = (alpha, hi) if math.sin(alpha) / alpha > span / length else (lo, alpha)
-    radius_arc = length / (2 * alpha)
-    angles = np.linspace(-alpha, alpha, n + 1)
-    points = np.column_stack([radius_arc * np.sin(angles), np.zeros(n + 1),
-                              radius_arc * (math.cos(alpha) - np.cos(angles))])
-    model, state = build_ropes([dict(points=points, radius=0.005, density=1200.0, young_modulus=1e3,
-                                     shear_modulus=1e3, damping=4.0, pinned=(0, n))])
-    _, _, worst = run_ropes(model, state, dt, int(8.0 / dt))
-    assert worst < LENGTH_TOLERANCE
-    assert np.max(np.abs(state.node_velocity)) < 1e-5, "rope has not come to rest"
-    a = catenary_parameter(length, span)
-    x, z = state.node_position[:, 0], state.node_position[:, 2]
-    z_theory = a * np.cosh(x / a) - a * math.cosh(span / (2 * a))
+    length = 1.0
+    result = catenary.run(length=length, span=0.8, n=40, dt=1.0 / 240.0, seconds=8.0)
+    assert result["worst_length_error"] < LENGTH_TOLERANCE
+    assert result["max_speed"] < 1e-5, "rope has not come to rest"
     # lumped node weights and straight links put the discrete equilibrium O(1/N^2) away from the continuum;
     # that difference, computed exactly for N links, bounds the error (plus 1e-5 of the length for settling).
-    sag_theory = a * math.cosh(span / (2 * a)) - a
-    tolerance = abs(discrete_catenary_sag(n, length, span) - sag_theory) + 1e-5 * length
-    assert np.max(np.abs(z - z_theory)) < tolerance
-    assert abs(np.max(np.abs(state.node_position[:, 1]))) < 1e-9  # stays in its plane
+    tolerance = abs(result["discrete_sag"] - result["sag_theory"]) + 1e-5 * length
+    assert np.max(np.abs(result["z"] - result["z_theory"])) < tolerance
+    assert abs(np.max(np.abs(result["y"]))) < 1e-9  # stays in its plane
 
 
 # ------------------------------------------------------------------------------------------------
@@ -231,7 +144,7 @@ def test_catenary_between_two_pins():
 def test_twist_spreads_linearly_and_end_torque():
     length, n, theta = 1.0, 20, 1.0
     params = dict(radius=0.005, density=1200.0, young_modulus=2e9, shear_modulus=7e8, damping=5.0)
-    model, state = build_ropes([dict(points=straight(n, length), clamped=(0, n), **params)])
+    model, state = build_ropes([dict(points=line(n, (0, 0, 0), (length, 0, 0)), clamped=(0, n), **params)])
     # turn the far clamp by theta about the tangent (x, a world-frame rotation)
     turn = np.array([math.cos(theta / 2), math.sin(theta / 2), 0.0, 0.0])
     state.clamp_orientation[0, 1] = quat_mul(turn, state.clamp_orientation[0, 1])
@@ -279,7 +192,7 @@ def test_pendulum_period_with_attached_ellipsoid():
     theta0 = 0.03
     phi0 = theta0 * G * c / (G * c - omega ** 2 * gyration_sq)
     direction = np.array([math.sin(theta0), 0.0, -math.cos(theta0)])
-    points = straight(n, string, direction=direction)
+    points = line(n, (0, 0, 0), string * direction)
     attach = points[-1]
     body_axis = np.array([math.sin(phi0), 0.0, -math.cos(phi0)])
     bodies = FreeBodies(position=(attach + c * body_axis)[None, :].copy(),
@@ -300,5 +213,5 @@ def test_pendulum_period_with_attached_ellipsoid():
     tolerance = rope_mass / mass + theta0 ** 2 / 16 + (omega * dt) ** 2
     assert period == pytest.approx(period_theory, rel=tolerance)
     # the rope carries the body: it stays attached and hangs at the rope's length from the pin
-    assert np.linalg.norm(state.node_position[n] - (bodies.position[0] + _rotate(bodies.orientation[0], (0, 0, c)))) \
+    assert np.linalg.norm(state.node_position[n] - (bodies.position[0] + rotate(bodies.orientation[0], (0, 0, c)))) \
         < 1e-3 * string

@@ -5,18 +5,17 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import solver
-from test_bodies_and_piles import build_pile
+from examples.pile import build_pile
 from solver.contact.solve_order import BLOCK, SLAB_IMBALANCE, assign_slabs, order_contacts
 from solver.state import new_workspace
+from tests.helpers import ROOT
 
 G = 9.81
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def random_contacts(rng, n_bodies, n_contacts, n_static):
@@ -146,7 +145,7 @@ def test_slabs_stay_put_while_bodies_barely_move():
 SAME_RUN_THREE_WAYS = textwrap.dedent("""
     import json, numba, numpy as np, solver
     from solver.parallel import ALL
-    from test_bodies_and_piles import build_pile
+    from examples.pile import build_pile
     runs = []
     for threads, serial_below in ((1, None), (2, None), (2, 0), (2, ALL)):
         numba.set_num_threads(threads)
@@ -165,7 +164,7 @@ def test_results_do_not_depend_on_threads_nor_on_running_the_loops_serially():
     fastmath may round the two compiled paths differently in the last bit (bit-identical with fastmath off),
     and 150 steps of a pile amplify that to about 1e-12 m. A fault in the serial path (a slab skipped or swept
     twice, a wrong range) moves bodies by millimetres within a few steps, so the bound is 1 nm."""
-    env = dict(os.environ, NUMBA_NUM_THREADS="2", PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests" / "solver")]))
+    env = dict(os.environ, NUMBA_NUM_THREADS="2", PYTHONPATH=str(ROOT))
     result = subprocess.run([sys.executable, "-c", SAME_RUN_THREE_WAYS], cwd=ROOT, env=env, capture_output=True,
                             text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]

@@ -29,6 +29,8 @@ built near touching with an exactly known depth.
 import numpy as np
 import pytest
 
+from tests.helpers import quat_to_matrix
+
 # ---------------------------------------------------------------------------
 # reference geometry (numpy only)
 
@@ -37,20 +39,7 @@ def random_rotations(rng, count):
     """Uniform random rotation matrices (count, 3, 3) from normalised Gaussian quaternions."""
     q = rng.normal(size=(count, 4))
     q /= np.linalg.norm(q, axis=1, keepdims=True)
-    return rotations_from_quaternions(q)
-
-
-def rotations_from_quaternions(q):
-    q = np.atleast_2d(np.asarray(q, dtype=float))
-    w, x, y, z = q.T
-    return np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
-        ],
-        axis=-2,
-    )
+    return quat_to_matrix(q)
 
 
 def shape_matrices(rotations, semi_axes):
@@ -516,7 +505,7 @@ def test_random_pairs_span_separated_touching_and_overlapping(random_pairs):
 # ---------------------------------------------------------------------------
 # the solver's compiled kernels against the reference
 
-from solver import narrowphase  # noqa: E402  (after the reference, which must not depend on it)
+from solver.collision import narrowphase  # noqa: E402  (after the reference, which must not depend on it)
 from solver.model import STATIC_WALL, build_model  # noqa: E402
 from solver.scene import Scene  # noqa: E402
 
@@ -688,7 +677,7 @@ def test_box_container_walls_match_reference():
     halves = rng.uniform(0.2, 0.8, (boxes, 3))
     quats = rng.normal(size=(boxes, 4))
     quats /= np.linalg.norm(quats, axis=1, keepdims=True)
-    box_rotations = rotations_from_quaternions(quats)
+    box_rotations = quat_to_matrix(quats)
     for b in range(boxes):
         scene.add_box_container(centers[b], halves[b], rotation=tuple(quats[b]))
     model = build_model(scene)

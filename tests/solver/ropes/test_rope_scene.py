@@ -2,21 +2,15 @@
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import solver
 from solver.ropes.contacts import CONTACT_SLOP
+from tests.helpers import ROOT, line, quat_to_matrix
 
-ROOT = Path(__file__).resolve().parents[2]
 LENGTH_TOLERANCE = 1e-4
-
-
-def line(n_segments, start, end):
-    return np.linspace(np.asarray(start, float), np.asarray(end, float), n_segments + 1)
-
 
 def frame_length_error(nodes, rest):
     """Largest relative segment length error over recorded frames: nodes (F, n, 3), rest (n-1,)."""
@@ -139,8 +133,7 @@ def test_scene_recording_and_cli_round_trip(tmp_path):
     np.testing.assert_array_equal(recording.rope_nodes(0)[0], np.asarray(scene.ropes[0]["points"]))
     # segment frames: unit quaternions whose third axis follows the segment
     q = recording.rope_segments(1)[-1]
-    w, x, y, z = q.T
-    d3 = np.column_stack([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
+    d3 = quat_to_matrix(q)[:, :, 2]
     tangent = np.diff(recording.rope_nodes(1)[-1], axis=0)
     tangent /= np.linalg.norm(tangent, axis=1)[:, None]
     np.testing.assert_allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-12)

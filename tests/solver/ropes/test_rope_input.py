@@ -1,13 +1,13 @@
 """Bad rope input raises ValueError naming the rope and the field (issue 3, test 7)."""
 import math
 
-import numpy as np
 import pytest
 
 import solver
 from solver.ropes.model import build_ropes
+from tests.helpers import line
 
-LINE = np.column_stack([np.linspace(0.0, 1.0, 5), np.zeros(5), np.zeros(5)])
+LINE = line(4, (0, 0, 0), (1, 0, 0))
 
 
 @pytest.mark.parametrize("change, words", [

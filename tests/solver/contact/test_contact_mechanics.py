@@ -5,7 +5,8 @@ round-off after warm starting, so the remaining errors are the substep
 (h = 1/2400 s here: an event can be late by one substep, and an impact speed
 is off by at most g h) and the contact point sitting at half the resting
 overlap (about 0.2% of the radius at most). Each tolerance below says which
-of these it covers.
+of these it covers. The closed-form cases are also runnable examples (examples/): these tests
+assert on what their run() returns.
 """
 import math
 
@@ -13,25 +14,12 @@ import numpy as np
 import pytest
 
 import solver
+from examples import incline, rebound, slide_to_roll
+from examples.rebound import drop_ball, rebound_apex_error
 
 G = 9.81
 FPS, SUBSTEPS = 240, 10
 H = 1.0 / (FPS * SUBSTEPS)
-
-
-def incline_scene(angle, friction, radius=0.1, plane_friction=None):
-    """A sphere resting on a plane tilted by ``angle`` about the y axis (downhill is +x').
-
-    The plane has the sphere's friction unless ``plane_friction`` is given.
-    """
-    scene = solver.Scene(gravity=(0.0, 0.0, -G))
-    material = solver.Material(friction=friction)
-    plane_material = material if plane_friction is None else solver.Material(friction=plane_friction)
-    normal = np.array([math.sin(angle), 0.0, math.cos(angle)])
-    scene.add_plane(point=(0, 0, 0), normal=normal, material=plane_material)
-    scene.add_ellipsoid((radius,) * 3, position=normal * radius, material=material)
-    downhill = np.array([math.cos(angle), 0.0, -math.sin(angle)])
-    return scene, downhill
 
 
 # The last two put a sphere of one friction on a plane of another: they combine by geometric mean (solver.Material),
@@ -40,91 +28,24 @@ def incline_scene(angle, friction, radius=0.1, plane_friction=None):
 @pytest.mark.parametrize("angle_deg, friction, plane_friction", [
     (20.0, 0.3, 0.3), (35.0, 0.25, 0.25), (10.0, 0.05, 0.05), (40.0, 0.1, 0.1), (40.0, 0.4, 0.1), (20.0, 0.05, 0.8)])
 def test_sphere_on_incline_rolls_or_slides(angle_deg, friction, plane_friction):
-    angle = math.radians(angle_deg)
-    scene, downhill = incline_scene(angle, friction, plane_friction=plane_friction)
-    friction = math.sqrt(friction * plane_friction)
-    sim = solver.Simulation(scene)
-    duration = 0.5
-    recording = sim.run(frames=int(duration * FPS) + 1, fps=FPS, substeps=SUBSTEPS)
-    speed = float(sim.state.linear_velocity[0] @ downhill)
-    rolls = math.tan(angle) < 3.5 * friction
-    if rolls:
-        expected = 5.0 / 7.0 * G * math.sin(angle)
-    else:
-        expected = G * (math.sin(angle) - friction * math.cos(angle))
+    result = incline.run(angle_deg, friction, plane_friction, duration=0.5)
     # semi-implicit Euler reproduces v = a t exactly for constant a; 0.5% covers the lever-arm offset
-    assert speed / duration == pytest.approx(expected, rel=5e-3)
+    assert result["acceleration"] == pytest.approx(result["expected_acceleration"], rel=5e-3)
     # slip speed of the contact point: zero when rolling, g t (sin - 3.5 mu cos) when sliding
-    omega = sim.state.angular_velocity[0]
-    contact_offset = -0.1 * np.array([math.sin(angle), 0.0, math.cos(angle)])
-    slip = float((sim.state.linear_velocity[0] + np.cross(omega, contact_offset)) @ downhill)
-    expected_slip = 0.0 if rolls else G * duration * (math.sin(angle) - 3.5 * friction * math.cos(angle))
-    assert slip == pytest.approx(expected_slip, abs=5e-3 * speed)
+    assert result["slip"] == pytest.approx(result["expected_slip"], abs=5e-3 * result["speed"])
     # it never leaves the plane or sinks into it
-    heights = recording.body_poses[:, 0, :3] @ np.array([math.sin(angle), 0.0, math.cos(angle)])
-    assert np.all(np.abs(heights - 0.1) < 0.002 * 0.1)
+    assert np.all(np.abs(result["heights"] - 0.1) < 0.002 * 0.1)
 
 
 # the last: a sphere of friction 0.4 on a floor of 0.1 slides with their geometric mean, 0.2 (solver.Material); the
 # mean 0.25 would roll 20% sooner, 58 ms or 140 substeps
 @pytest.mark.parametrize("v0, friction, floor_friction", [(2.0, 0.2, 0.2), (1.0, 0.5, 0.5), (2.0, 0.4, 0.1)])
 def test_sliding_sphere_starts_rolling_at_two_sevenths(v0, friction, floor_friction):
-    radius = 0.05
-    scene = solver.Scene(gravity=(0.0, 0.0, -G))
-    material = solver.Material(friction=friction)
-    scene.add_plane(material=solver.Material(friction=floor_friction))
-    scene.add_ellipsoid((radius,) * 3, position=(0, 0, radius), velocity=(v0, 0, 0), material=material)
-    friction = math.sqrt(friction * floor_friction)
-    sim = solver.Simulation(scene, dt=H)
-    t_roll = 2.0 * v0 / (7.0 * friction * G)
-    rolling_since = None
-    for step in range(int(2.0 * t_roll / H)):
-        sim.step()
-        slip = sim.state.linear_velocity[0, 0] - radius * sim.state.angular_velocity[0, 1]
-        if rolling_since is None and abs(slip) < 1e-6 * v0:
-            rolling_since = (step + 1) * H
-    assert rolling_since is not None
+    result = slide_to_roll.run(v0, friction, floor_friction, radius=0.05, h=H)
+    assert result["rolling_since"] is not None
     # the transition happens within one substep of the closed form
-    assert abs(rolling_since - t_roll) <= 1.5 * H
-    assert sim.state.linear_velocity[0, 0] == pytest.approx(5.0 * v0 / 7.0, rel=1e-3)
-
-
-def drop_ball(restitution, drop, h, seconds, friction=0.5, spin=0.0, radius=0.05, floor_restitution=None):
-    """A ball of the given radius dropped from ``drop`` above a plane, spinning at ``spin`` rad/s about y.
-
-    The floor has the ball's material, or the ball's friction and ``floor_restitution`` where that is given.
-
-    Returns the heights of its bottom and the total energies (kinetic plus potential) after each step, and the
-    apex of the first rebound (the highest height after the lowest one of the first 0.6 s).
-    """
-    scene = solver.Scene(gravity=(0.0, 0.0, -G))
-    material = solver.Material(friction=friction, restitution=restitution)
-    floor_material = material if floor_restitution is None else solver.Material(friction=friction,
-                                                                                restitution=floor_restitution)
-    scene.add_plane(material=floor_material)
-    scene.add_ellipsoid((radius,) * 3, position=(0, 0, radius + drop), angular_velocity=(0.0, spin, 0.0),
-                        material=material)
-    sim = solver.Simulation(scene, dt=h)
-    mass = sim.model.mass[0]
-    heights, energies = [], []
-    for _ in range(int(seconds / h)):
-        sim.step()
-        heights.append(sim.state.position[0, 2] - radius)
-        energies.append(sim.stats["kinetic_energy"] + mass * G * sim.state.position[0, 2])
-    heights = np.array(heights)
-    impact = int(np.argmin(heights[: int(0.6 / h)]))
-    return heights, np.array(energies), heights[impact:].max(), sim
-
-
-def rebound_apex_error(restitution, impact_speed, h):
-    """Relative error of a rebound apex that is first order in the substep h, each term relative to the height.
-
-    The speed the rebound has at the end of the substep it starts in (the approach predicted over the whole
-    substep, and gravity over all of it: at most (1 + e) g h too fast, 2 (1 + e) g h / (e v)), the semi-implicit
-    apex (g h / (e v) low) and the impact speed (2 g h / v).
-    """
-    v_up = restitution * impact_speed
-    return 2 * (1 + restitution) * G * h / v_up + G * h / v_up + 2 * G * h / impact_speed
+    assert abs(result["rolling_since"] - result["t_roll"]) <= 1.5 * H
+    assert result["final_speed"] == pytest.approx(result["expected_final_speed"], rel=1e-3)
 
 
 @pytest.mark.parametrize("phase", [k / 6 for k in range(6)])
@@ -203,11 +124,11 @@ def test_a_frictionless_bounce_loses_at_most_one_minus_e_squared_of_the_kinetic_
 
 @pytest.mark.parametrize("restitution", [0.3, 0.6, 0.9])
 def test_rebound_height_is_e_squared_h(restitution):
-    drop = 1.0
-    _, energies, apex, _ = drop_ball(restitution, drop, H, seconds=1.6)
+    result = rebound.run(restitution, drop=1.0, h=H, seconds=1.6)
     # impact speed is off by at most g h (relative 2 g h / v ~ 0.2% in height); 1% covers it
-    assert apex == pytest.approx(restitution ** 2 * drop, rel=1e-2)
+    assert result["apex"] == pytest.approx(result["expected_apex"], rel=1e-2)
     # total energy never rises (round-off allowance only)
+    energies = result["energies"]
     assert np.all(np.diff(energies) <= 1e-9 * energies[0])
 
 

@@ -1,0 +1,68 @@
+"""Split impulses and the position correction on three spheres in a line."""
+import numpy as np
+import pytest
+
+import solver
+
+
+def test_split_impulses_do_not_push_a_body_into_a_neighbour_across_a_gap():
+    """Three equal spheres on a line, no gravity, at rest: A and B overlap by 1 cm, B and C are 1 mm apart.
+
+    The split impulse removes a fraction (baumgarte) of A and B's overlap
+    beyond the slop in one substep, moving each of them half of it: B moves
+    0.3 (1 cm - slop) / 2 = 1.5 mm towards C, more than the gap. The B-C
+    contact has a negative target (its gap is open) but has to resist the
+    pseudo-velocity anyway, so after the substep B and C overlap by at most
+    the slop. Run to convergence (50 sweeps, no early stop), PGS on three
+    bodies in a line gets there up to the rows' single precision: targets
+    and normals rounded to 6e-8 relative over the 1.5 mm pushed, 1e-10 m,
+    well inside 1e-6 of the slop (2e-10 m).
+    """
+    radius = 0.1
+    scene = solver.Scene(gravity=(0.0, 0.0, 0.0))
+    xs = (0.0, 2.0 * radius - 0.01, 4.0 * radius - 0.01 + 0.001)
+    for x in xs:
+        scene.add_ellipsoid((radius, radius, radius), position=(x, 0.0, 0.0))
+    sim = solver.Simulation(scene, dt=1.0 / 240.0, overlap_tolerance=None, split_impulse_sweeps=50,
+                            sweep_tolerance=0.0)
+    slop = sim.settings.slop
+    sim.step()
+    p = sim.state.position
+    moved_b = p[1, 0] - xs[1]
+    assert moved_b > 0.001  # the gap would have closed without the B-C contact
+    overlap_bc = 2.0 * radius - (p[2, 0] - p[1, 0])
+    assert overlap_bc <= slop * (1.0 + 1e-6)
+    # momentum: split impulses move bodies apart symmetrically, no real velocity appears
+    assert np.allclose(sim.state.linear_velocity, 0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("correction", [True, False])
+def test_position_correction_removes_the_overlap_unconverged_split_impulses_leave(correction):
+    """Three equal spheres on a line, no gravity, at rest, each overlapping the next by 1 cm.
+
+    The split impulses aim at an overlap of slop + (1 - baumgarte)(1 cm - slop)
+    for both contacts. With one sweep (split_impulse_sweeps=1) Gauss-Seidel
+    satisfies the first contact it visits and pushes the middle sphere into
+    the other, which is then left far deeper than that aim. The position
+    correction measures both overlaps again after integration and pushes,
+    in position only, until none is more than the slop beyond the aim; run
+    to convergence (50 sweeps, no early stop) that holds up to the rows'
+    single precision (1e-10 m over the 3 mm pushed, well inside 1e-6 of the
+    slop). Without the correction the same substep leaves one contact more
+    than the slop beyond it, so the check can fail. Positions only: the
+    velocities stay exactly zero, so no kinetic energy appears.
+    """
+    radius, overlap = 0.1, 0.01
+    scene = solver.Scene(gravity=(0.0, 0.0, 0.0))
+    for k in range(3):
+        scene.add_ellipsoid((radius, radius, radius), position=(k * (2.0 * radius - overlap), 0.0, 0.0))
+    sim = solver.Simulation(scene, dt=1.0 / 240.0, overlap_tolerance=None, split_impulse_sweeps=1,
+                            correction_sweeps=50, sweep_tolerance=0.0, position_correction=correction)
+    settings = sim.settings
+    sim.step()
+    overlaps = 2.0 * radius - np.diff(sim.state.position[:, 0])
+    aim = settings.slop + (1.0 - settings.baumgarte) * (overlap - settings.slop)
+    deepest_allowed = aim + settings.slop * (1.0 + 1e-6)
+    assert (overlaps.max() <= deepest_allowed) == correction
+    assert sim.stats["correction_sweeps"] == (50 if correction else 0)
+    assert np.all(sim.state.linear_velocity == 0.0) and np.all(sim.state.angular_velocity == 0.0)
