@@ -1,24 +1,13 @@
 """addon/overlaps.py (plain numpy, used by Check Scene before anything compiles) against closed forms and
 against the solver's own narrow phase and initial-overlap check."""
-import importlib.util
 import inspect
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.addon.numpy_modules import load
 
-
-def _load(name):
-    # Load the pure-numpy module by path: importing the addon package would import bpy.
-    spec = importlib.util.spec_from_file_location(f"quadric_addon_{name}", ROOT / "addon" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ov = _load("overlaps")
+ov = load("overlaps")
 
 # The solver's narrow phase stops after a full Newton step under 3e-4 rad, which leaves its normal within
 # 3e-7 of the true one (solver/collision/narrowphase.py); ours stops under NEWTON_CONVERGED_STEP = 1e-6, so
