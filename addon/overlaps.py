@@ -37,6 +37,7 @@ NEWTON_CONVERGED_STEP = 1e-6
 NEWTON_MAX_HALVINGS = 40
 TUBE_SAMPLES = 32
 TUBE_NEWTON_ITERATIONS = 30
+SEPARATE_PASSES = 200
 # Candidate pairs are generated in blocks of about this many, to bound memory for large scenes.
 PAIR_BLOCK = 1 << 20
 
@@ -404,7 +405,7 @@ def static_overlaps(centers, rotation, semi_axes, colliders, movable, tolerance=
 
 
 def separate(centers, rotation, semi_axes, movable, colliders, tolerance=OVERLAP_TOLERANCE, gap=1e-3,
-             iterations=200):
+             iterations=SEPARATE_PASSES):
     """Translations (N, 3) that move movable bodies out of every overlap deeper than ``tolerance``.
 
     Each pass finds the overlaps the check would report and pushes each apart along its normal by its depth
