@@ -3,16 +3,18 @@
 The solver is imported lazily (addon/runtime.py) so that numba's cache folder
 and threading layer are set before numba loads.
 """
-from . import operators, properties, ui
+from . import operators, preset_menus, properties, ui
 
 
 def register():
     properties.register()
     operators.register()
+    preset_menus.register()
     ui.register()
 
 
 def unregister():
     ui.unregister()
+    preset_menus.unregister()
     operators.unregister()
     properties.unregister()

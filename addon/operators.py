@@ -1,4 +1,5 @@
-"""Operators: add bodies / colliders / ropes, simulate (modal or synchronous), clear, export, import."""
+"""Operators: add bodies / colliders / ropes, copy settings, check the scene and resolve overlaps, simulate (modal
+or synchronous), clear, export, import, remove."""
 import os
 import time
 
@@ -9,9 +10,9 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from mathutils import Matrix, Quaternion, Vector
 
 from ..solver import rotations
-from . import bake, convert, fitting, rope_rig, runtime
+from . import bake, convert, fitting, preflight, rope_rig, runtime
 from .job import SimulationJob
-from .properties import BODY_TYPE_ITEMS, END_MODE_ITEMS
+from .properties import BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, end_mode_property
 
 # The one running modal simulation (the panel and status bar read it).
 active_job = None
@@ -83,39 +84,132 @@ def make_body(context, obj, body_type='DYNAMIC'):
     return fit.warning
 
 
+def rope_rig_of(obj):
+    """The rope rig a rope's skinned mesh belongs to, else None."""
+    parent = obj.parent
+    if parent is not None and parent.quadric.role == 'ROPE' and parent.quadric.rope_mesh == obj:
+        return parent
+    return None
+
+
+def is_shape_empty(obj):
+    return obj.parent is not None and obj.parent.quadric.shape_empty == obj
+
+
+def fit_bodies(op, context, objs, body_type):
+    """make_body on each object, reporting the fits' warnings; returns (bodies made, why the others failed)."""
+    fitted, problems = [], []
+    for obj in objs:
+        try:
+            warning = make_body(context, obj, body_type)
+        except fitting.FitError as exc:
+            problems.append(str(exc))
+            continue
+        fitted.append(obj)
+        if warning:
+            op.report({'WARNING'}, warning)
+    return fitted, problems
+
+
 class QUADRIC_OT_add_body(bpy.types.Operator):
-    """Make the selected meshes quadric bodies: fit each one's inertia-equivalent ellipsoid"""
+    """Make the selected meshes (or every mesh of a collection) quadric bodies: fit each one's
+    inertia-equivalent ellipsoid"""
     bl_idname = "quadric.add_body"
     bl_label = "Add Quadric Body"
     bl_options = {'REGISTER', 'UNDO'}
 
-    body_type: EnumProperty(name="Type", items=BODY_TYPE_ITEMS, default='DYNAMIC')
+    body_type: EnumProperty(name="Type", items=BODY_TYPE_ITEMS, default='DYNAMIC',
+                            description="Dynamic bodies move, static ones stay, animated ones follow their keyframes")
+    use_collection: BoolProperty(name="Whole Collection", default=False,
+                                 description="Add every mesh of a collection (and of its child collections) that is "
+                                             "not yet in the simulation, instead of the selected objects")
+    collection: StringProperty(name="Collection",
+                               description="The collection to add with Whole Collection (empty: the active one)")
 
     @classmethod
     def poll(cls, context):
         return context.mode == 'OBJECT'
 
+    def _targets(self, context):
+        """(objects to fit, how many were passed over, where they came from); None after reporting why not."""
+        if not self.use_collection:
+            return [o for o in _selected(context) if not is_shape_empty(o)], 0, "selection"
+        if self.collection:
+            coll = bpy.data.collections.get(self.collection)
+            if coll is None:
+                self.report({'ERROR'}, f"collection '{self.collection}' does not exist")
+                return None
+        else:
+            coll = context.view_layer.active_layer_collection.collection
+        objs = [o for o in coll.all_objects if o.type == 'MESH' and rope_rig_of(o) is None]
+        new = [o for o in objs if o.quadric.role == 'NONE']
+        return new, len(objs) - len(new), f"collection '{coll.name}'"
+
     def execute(self, context):
-        objs = _selected(context)
+        targets = self._targets(context)
+        if targets is None:
+            return {'CANCELLED'}
+        objs, passed_over, source = targets
+        if not objs and self.use_collection:
+            self.report({'ERROR'}, f"nothing to add from the {source}: it has no mesh not yet in the simulation")
+            return {'CANCELLED'}
         if not objs:
             self.report({'ERROR'}, "select one or more mesh objects to make quadric bodies")
             return {'CANCELLED'}
-        problems, done = [], 0
-        for obj in objs:
-            if obj.parent is not None and obj.parent.quadric.shape_empty == obj:
-                continue  # a body's shape empty, selected along with it
-            try:
-                warning = make_body(context, obj, self.body_type)
-            except fitting.FitError as exc:
-                problems.append(str(exc))
-                continue
-            done += 1
-            if warning:
-                self.report({'WARNING'}, warning)
+        fitted, problems = fit_bodies(self, context, objs, self.body_type)
+        done = len(fitted)
         _report_problems(self, problems, done)
         if not done:
             return {'CANCELLED'}
-        self.report({'INFO'}, f"{done} quadric bod{'y' if done == 1 else 'ies'} added")
+        skipped = f"; {passed_over} already in the simulation" if passed_over else ""
+        self.report({'INFO'}, f"{done} quadric bod{'y' if done == 1 else 'ies'} added from the {source}{skipped}")
+        return {'FINISHED'}
+
+
+# ------------------------------------------------------------------- copy settings
+class QUADRIC_OT_copy_from_active(bpy.types.Operator):
+    """Copy the active object's Quadric settings (type, mass, material, rope stiffness) to the selected objects;
+    selected meshes not yet in the simulation become bodies"""
+    bl_idname = "quadric.copy_from_active"
+    bl_label = "Copy from Active"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.active_object
+        return context.mode == 'OBJECT' and obj is not None and obj.quadric.role != 'NONE'
+
+    def execute(self, context):
+        source = context.active_object
+        src = source.quadric
+        role = src.role
+        fields = MATERIAL_FIELDS + {'BODY': BODY_FIELDS, 'ROPE': ROPE_FIELDS}.get(role, ())
+        targets = []
+        for obj in _selected(context):
+            obj = rope_rig_of(obj) or obj
+            if obj != source and not is_shape_empty(obj) and obj not in targets:
+                targets.append(obj)
+        plain = [o for o in targets if o.quadric.role == 'NONE' and o.type == 'MESH'] if role == 'BODY' else []
+        made, skipped = fit_bodies(self, context, plain, src.body_type)
+        copied = []
+        for obj in targets:
+            if obj.quadric.role != role:
+                if obj not in plain:
+                    what = "not in the simulation" if obj.quadric.role == 'NONE' else f"a {obj.quadric.role.lower()}"
+                    skipped.append(f"'{obj.name}': it is {what}, not a {role.lower()}")
+                continue
+            for name in fields:
+                setattr(obj.quadric, name, getattr(src, name))
+            copied.append(obj)
+        for msg in skipped:
+            self.report({'WARNING'}, f"skipped {msg}")
+        if not copied:
+            self.report({'ERROR'}, f"no selected {role.lower()} to copy '{source.name}' settings to"
+                                   + ("; select more objects" if not skipped else ""))
+            return {'CANCELLED'}
+        made_text = f" ({len(made)} made bodies first)" if made else ""
+        self.report({'INFO'}, f"copied {', '.join(fields)} from '{source.name}' to {len(copied)} "
+                              f"object{'s' if len(copied) != 1 else ''}{made_text}")
         return {'FINISHED'}
 
 
@@ -126,7 +220,7 @@ class QUADRIC_OT_add_collider(bpy.types.Operator):
     bl_label = "Add Collider"
     bl_options = {'REGISTER', 'UNDO'}
 
-    kind: EnumProperty(name="Kind", default='AUTO', items=[
+    kind: EnumProperty(name="Kind", default='AUTO', description="Shape of the collider", items=[
         ('AUTO', "Auto", "Recognise the mesh: flat -> plane, circular -> tube, otherwise box"),
         ('PLANE', "Plane", "Ground plane through the object, normal along local Z"),
         ('TUBE', "Tube", "Open hollow cylinder along local Z"),
@@ -165,15 +259,26 @@ class QUADRIC_OT_make_rope(bpy.types.Operator):
 
     use_segment_length: BoolProperty(name="By Segment Length", default=False,
                                      description="Choose the segment length instead of the segment count")
-    segments: IntProperty(name="Segments", default=24, min=1, soft_max=200)
-    segment_length: FloatProperty(name="Segment Length", default=0.1, min=1e-4, unit='LENGTH')
-    radius: FloatProperty(name="Radius", default=0.02, min=1e-5, soft_max=0.5, unit='LENGTH')
-    density: FloatProperty(name="Density", default=1200.0, min=1e-6)
-    young_modulus: FloatProperty(name="Young's Modulus", default=5e4, min=1e-3)
-    friction: FloatProperty(name="Friction", default=0.5, min=0.0)
-    start_mode: EnumProperty(name="Start", items=END_MODE_ITEMS, default='PIN')
-    end_mode: EnumProperty(name="End", items=END_MODE_ITEMS, default='FREE')
-    start_object: StringProperty(name="Start Object", description="Object the start is tied to (End mode Object)")
+    segments: IntProperty(name="Segments", default=24, min=1, soft_max=200,
+                          description="Segments (bones) along the rope; typical 10 to 100 (more bend more smoothly "
+                                      "and cost more)")
+    segment_length: FloatProperty(name="Segment Length", default=0.1, min=1e-4, unit='LENGTH',
+                                  description="Length of each segment in m (By Segment Length); typical 2 to 10 "
+                                              "rope radii")
+    radius: FloatProperty(name="Radius", default=0.02, min=1e-5, soft_max=0.5, unit='LENGTH',
+                          description="Rope radius in m; typical 0.0002 (thread) to 0.005 (climbing rope) to 0.05")
+    density: FloatProperty(name="Density", default=1200.0, min=1e-6,
+                           description="Mass per volume of the rope's cross-section in kg/m^3; typical 500 (yarn) "
+                                       "to 1100 (nylon) to 5000 (steel wire rope)")
+    young_modulus: FloatProperty(name="Young's Modulus", default=5e4, min=1e-3,
+                                 description="Bending stiffness as a Young's modulus in Pa; typical 1e3 (chain) to "
+                                             "1e5 (cotton rope) to 1e9 (steel cable)")
+    friction: FloatProperty(name="Friction", default=0.5, min=0.0,
+                            description="Coulomb friction coefficient of the rope's surface (dimensionless); typical "
+                                        "0.2 (steel, nylon) to 0.6 (cotton, rubber)")
+    start_mode: end_mode_property("start", 'PIN')
+    end_mode: end_mode_property("end", 'FREE')
+    start_object: StringProperty(name="Start Object", description="Object the start is tied to (Start mode Object)")
     end_object: StringProperty(name="End Object", description="Object the end is tied to (End mode Object)")
     material: StringProperty(name="Material", description="Render material for the rope mesh (default: the curve's)")
 
@@ -243,7 +348,17 @@ def _console_progress(done, total, _last=[0.0]):
 
 
 def prepare_job(context, op=None, on_progress=None):
-    """Convert the scene and return a SimulationJob, or None after reporting why not."""
+    """Check and convert the scene and return a SimulationJob, or None after reporting why not.
+
+    Check Scene runs first (plain numpy, before the solver is loaded or compiled), so every overlap and bad
+    setting is reported at once, in a second, rather than the first of them after the compile.
+    """
+    problems = preflight.check(context)
+    preflight.store(context.scene, problems)
+    if problems:
+        if op is not None:
+            preflight.report(op, problems)
+        return None
     try:
         solver = runtime.get_solver()
         conv = convert.build_scene(solver, context)
@@ -368,6 +483,60 @@ class QUADRIC_OT_simulate(bpy.types.Operator):
         self._cleanup(context)
 
 
+class QUADRIC_OT_check_scene(bpy.types.Operator):
+    """List every problem that would stop the simulation (overlapping bodies, flat shapes, parents, masses, bad
+    rope curves), at once and without compiling the solver"""
+    bl_idname = "quadric.check_scene"
+    bl_label = "Check Scene"
+    bl_options = {'REGISTER'}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None
+
+    def execute(self, context):
+        started = time.perf_counter()
+        problems = preflight.check(context)
+        preflight.store(context.scene, problems)
+        if problems:
+            preflight.report(self, problems)
+            return {'FINISHED'}
+        msg = f"Check Scene: no problems ({time.perf_counter() - started:.2f} s)"
+        context.scene.quadric.status = msg
+        self.report({'INFO'}, msg)
+        return {'FINISHED'}
+
+
+class QUADRIC_OT_resolve_overlaps(bpy.types.Operator):
+    """Move dynamic bodies out of the overlaps Check Scene reports, each by the least it can: lifted off floors,
+    pushed apart along the contact normal"""
+    bl_idname = "quadric.resolve_overlaps"
+    bl_label = "Resolve Overlaps"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and context.mode == 'OBJECT' and active_job is None
+
+    def execute(self, context):
+        changes, left = preflight.resolve(context)
+        problems = preflight.check(context)
+        preflight.store(context.scene, problems)
+        if not changes and not left:
+            self.report({'INFO'}, "no overlaps to resolve")
+            return {'CANCELLED'}
+        shown = ", ".join(f"'{name}' {preflight.describe_move(delta)}" for name, delta in changes[:10])
+        more = f" and {len(changes) - 10} more" if len(changes) > 10 else ""
+        for why in left:
+            self.report({'WARNING'}, f"could not resolve {why}")
+        if changes:
+            self.report({'INFO'}, f"moved {len(changes)} bod{'y' if len(changes) == 1 else 'ies'}: {shown}{more}")
+        if not changes:
+            return {'CANCELLED'}
+        context.scene.quadric.status = f"Resolve Overlaps moved {len(changes)} bodies"
+        return {'FINISHED'}
+
+
 class QUADRIC_OT_cancel(bpy.types.Operator):
     """Stop the running simulation; nothing is baked"""
     bl_idname = "quadric.cancel"
@@ -456,25 +625,81 @@ class QUADRIC_OT_import_recording(bpy.types.Operator, ImportHelper):
         return {'FINISHED'}
 
 
+def remove_rope(arm):
+    """Delete a rope's rig (armature and skinned mesh) and show its curve again. Returns the curve, if any."""
+    s = arm.quadric
+    curve, mesh = s.rope_source, s.rope_mesh
+    bake.clear_bake(arm)
+    for obj in (mesh, arm):
+        if obj is None:
+            continue
+        data = obj.data
+        bpy.data.objects.remove(obj)
+        if data is not None and data.users == 0:
+            (bpy.data.meshes if isinstance(data, bpy.types.Mesh) else bpy.data.armatures).remove(data)
+    if curve is not None:
+        curve.hide_render = False
+        try:
+            curve.hide_set(False)
+        except RuntimeError:  # not in this view layer
+            curve.hide_viewport = False
+    return curve
+
+
+def remove_from_simulation(obj):
+    """Take one object out of the simulation; returns what was done, in words."""
+    s = obj.quadric
+    role = s.role
+    if role == 'ROPE':
+        name = obj.name
+        curve = remove_rope(obj)
+        shown = f" and showed its curve '{curve.name}' again" if curve is not None else ""
+        return f"removed rope '{name}' (its rig and mesh){shown}"
+    baked = bake.clear_bake(obj)
+    parts = ["cleared its bake"] if baked else []
+    if s.shape_empty is not None:
+        bpy.data.objects.remove(s.shape_empty)
+        parts.append("deleted its shape empty")
+    s.role = 'NONE'
+    return f"took {role.lower()} '{obj.name}' out of the simulation" + (f" ({', '.join(parts)})" if parts else "")
+
+
 class QUADRIC_OT_remove(bpy.types.Operator):
-    """Take the selected objects out of the simulation (clears their bake and shape)"""
+    """Take this object out of the simulation: a body loses its bake and shape empty, a rope's rig is deleted
+    and its curve shown again"""
     bl_idname = "quadric.remove"
     bl_label = "Remove from Simulation"
     bl_options = {'REGISTER', 'UNDO'}
 
+    object: StringProperty(name="Object", description="The object to take out (the panel passes the one it "
+                                                      "shows); empty: the selected objects")
+
     def execute(self, context):
-        for obj in _selected(context):
-            bake.clear_bake(obj)
-            s = obj.quadric
-            if s.shape_empty is not None:
-                bpy.data.objects.remove(s.shape_empty)
-            s.role = 'NONE'
+        if self.object:
+            obj = bpy.data.objects.get(self.object)
+            if obj is None:
+                self.report({'ERROR'}, f"object '{self.object}' does not exist")
+                return {'CANCELLED'}
+            objs = [obj]
+        else:
+            objs = _selected(context)
+        targets = []
+        for obj in objs:
+            obj = rope_rig_of(obj) or obj
+            if obj.quadric.role != 'NONE' and obj not in targets:
+                targets.append(obj)
+        if not targets:
+            names = ", ".join(f"'{o.name}'" for o in objs) or "nothing is selected"
+            self.report({'ERROR'}, f"not in the Quadric simulation: {names}")
+            return {'CANCELLED'}
+        for obj in targets:
+            self.report({'INFO'}, remove_from_simulation(obj))
         return {'FINISHED'}
 
 
-CLASSES = (QUADRIC_OT_add_body, QUADRIC_OT_add_collider, QUADRIC_OT_make_rope, QUADRIC_OT_simulate,
-           QUADRIC_OT_cancel, QUADRIC_OT_clear_bake, QUADRIC_OT_export_scene, QUADRIC_OT_import_recording,
-           QUADRIC_OT_remove)
+CLASSES = (QUADRIC_OT_add_body, QUADRIC_OT_copy_from_active, QUADRIC_OT_add_collider, QUADRIC_OT_make_rope,
+           QUADRIC_OT_check_scene, QUADRIC_OT_resolve_overlaps, QUADRIC_OT_simulate, QUADRIC_OT_cancel,
+           QUADRIC_OT_clear_bake, QUADRIC_OT_export_scene, QUADRIC_OT_import_recording, QUADRIC_OT_remove)
 
 
 def register():

@@ -1,6 +1,6 @@
 """Per-object and per-scene settings stored in the .blend file."""
 import bpy
-from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty,
+from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty,
                        PointerProperty, StringProperty)
 
 ROLE_ITEMS = [
@@ -32,78 +32,158 @@ END_MODE_ITEMS = [
 ]
 
 
+# What Copy from Active and the presets copy: the contact material, a body's type and mass, a rope's stiffness
+MATERIAL_FIELDS = ("friction", "restitution", "rolling_friction", "spinning_friction")
+BODY_FIELDS = ("body_type", "mass_mode", "density", "mass", "initial_velocity", "initial_angular_velocity")
+ROPE_STIFFNESS_FIELDS = ("rope_radius", "rope_density", "rope_damping", "rope_young_modulus", "rope_shear_modulus")
+ROPE_FIELDS = ROPE_STIFFNESS_FIELDS + ("start_mode", "end_mode", "start_object", "end_object")
+
+
+def end_mode_property(end, default):
+    """What holds one end of a rope ('start' or 'end'): on the rope's rig and in Make Rope."""
+    return EnumProperty(name=end.title(), items=END_MODE_ITEMS, default=default,
+                        description=f"What holds the rope's {'first' if end == 'start' else 'last'} node")
+
+
+def _rope_radius_changed(settings, context):
+    """Keep a rope's skin mesh as thick as the simulated rope (a preset or Copy from Active changes it)."""
+    mesh = settings.rope_mesh
+    if settings.role == 'ROPE' and mesh is not None and mesh.type == 'MESH' and settings.rope_radius > 0.0:
+        from .rope_rig import set_radius
+
+        set_radius(mesh, settings.rope_radius)
+
+
 class QuadricObjectSettings(bpy.types.PropertyGroup):
-    role: EnumProperty(name="Role", items=ROLE_ITEMS, default='NONE')
+    role: EnumProperty(name="Role", items=ROLE_ITEMS, default='NONE',
+                       description="What the object is in the Quadric simulation")
 
     # Body
-    body_type: EnumProperty(name="Type", items=BODY_TYPE_ITEMS, default='DYNAMIC')
-    mass_mode: EnumProperty(name="Mass From", items=MASS_MODE_ITEMS, default='DENSITY')
-    density: FloatProperty(name="Density", default=1000.0, min=1e-6, soft_max=20000.0, unit='NONE',
-                           description="Density in kg/m^3")
-    mass: FloatProperty(name="Mass", default=1.0, min=1e-9, unit='MASS')
-    initial_velocity: FloatVectorProperty(name="Initial Velocity", size=3, subtype='VELOCITY', unit='VELOCITY')
-    initial_angular_velocity: FloatVectorProperty(name="Initial Spin", size=3, subtype='XYZ',
-                                                  description="Initial angular velocity in rad/s (world axes)")
+    body_type: EnumProperty(name="Type", items=BODY_TYPE_ITEMS, default='DYNAMIC',
+                            description="Dynamic bodies move, static ones stay, animated ones follow their keyframes")
+    mass_mode: EnumProperty(name="Mass From", items=MASS_MODE_ITEMS, default='DENSITY',
+                            description="Weigh the body by its density and mesh volume, or give its mass")
+    density: FloatProperty(name="Density", default=1000.0, min=0.0, soft_min=1.0, soft_max=20000.0,
+                           description="Density in kg/m^3; typical 100 (foam) to 1000 (water, beans ~1250) "
+                                       "to 2650 (stone, sand) to 7850 (steel)")
+    mass: FloatProperty(name="Mass", default=1.0, min=0.0, soft_min=1e-6, soft_max=1000.0, unit='MASS',
+                        description="Total mass in kg; typical 0.001 (a bean) to 1 (a brick) to 100")
+    initial_velocity: FloatVectorProperty(
+        name="Initial Velocity", size=3, subtype='VELOCITY', unit='VELOCITY',
+        description="Velocity at the first frame in m/s, world axes; typical 0 to 10")
+    initial_angular_velocity: FloatVectorProperty(
+        name="Initial Spin", size=3, subtype='XYZ',
+        description="Angular velocity at the first frame in rad/s, world axes; typical 0 to 20 (3 turns a second)")
     semi_axes: FloatVectorProperty(name="Semi-axes", size=3, min=0.0, subtype='XYZ_LENGTH', unit='LENGTH',
-                                   default=(0.5, 0.5, 0.5))
-    fitted_volume: FloatProperty(name="Mesh Volume", min=0.0, unit='VOLUME')
-    fit_method: StringProperty(name="Fit")
+                                   default=(0.5, 0.5, 0.5),
+                                   description="Half-lengths of the fitted ellipsoid's axes in m (edit the shape "
+                                               "empty to change them); typical 0.001 (sand) to 1")
+    fitted_volume: FloatProperty(name="Mesh Volume", min=0.0, unit='VOLUME',
+                                 description="Volume of the mesh when it was fitted, m^3 (density x volume = mass)")
+    fit_method: StringProperty(name="Fit", description="How the ellipsoid was fitted: INERTIA (closed mesh) or "
+                                                       "BOUNDING_BOX (open mesh)")
     # Principal frame relative to the object's origin (object axes, unscaled), kept so the
     # baked mesh moves exactly with the body.
-    offset_location: FloatVectorProperty(name="Principal Offset", size=3, subtype='TRANSLATION')
+    offset_location: FloatVectorProperty(name="Principal Offset", size=3, subtype='TRANSLATION',
+                                         description="Ellipsoid centre from the object's origin, in the object's "
+                                                     "unscaled axes, m (set by the fit)")
     offset_rotation: FloatVectorProperty(name="Principal Rotation", size=4, subtype='QUATERNION',
-                                         default=(1.0, 0.0, 0.0, 0.0))
+                                         default=(1.0, 0.0, 0.0, 0.0),
+                                         description="Ellipsoid axes relative to the object's, quaternion "
+                                                     "(w, x, y, z) (set by the fit)")
     shape_empty: PointerProperty(name="Shape", type=bpy.types.Object,
                                  description="Empty showing the fitted ellipsoid; scale or rotate it to edit the shape")
 
     # Contact material (bodies, colliders and ropes)
-    friction: FloatProperty(name="Friction", default=0.5, min=0.0, soft_max=2.0)
-    rolling_friction: FloatProperty(name="Rolling Friction", default=0.0, min=0.0, soft_max=0.2,
-                                    description="Rolling resistance (length, m)")
-    spinning_friction: FloatProperty(name="Spinning Friction", default=0.0, min=0.0, soft_max=0.2,
-                                     description="Torsional friction (length, m)")
-    restitution: FloatProperty(name="Restitution", default=0.0, min=0.0, max=1.0)
+    friction: FloatProperty(name="Friction", default=0.5, min=0.0, soft_max=2.0,
+                            description="Coulomb sliding friction coefficient (dimensionless); typical 0.05 (ice) to "
+                                        "0.5 (sand, stone) to 1 (rubber). Two surfaces combine by geometric mean")
+    rolling_friction: FloatProperty(name="Rolling Friction", default=0.0, min=0.0, soft_max=0.2, unit='LENGTH',
+                                    precision=5,
+                                    description="Rolling resistance arm in m: rolling is resisted by a torque up to "
+                                                "this times the normal force; typical 0 to 0.001 (glass 1e-5, "
+                                                "gravel 0.003). Surfaces combine by maximum")
+    spinning_friction: FloatProperty(name="Spinning Friction", default=0.0, min=0.0, soft_max=0.2, unit='LENGTH',
+                                     precision=5,
+                                     description="Spinning resistance arm in m: spinning about the contact normal is "
+                                                 "resisted by a torque up to this times the normal force; typical "
+                                                 "0 to 0.001. Surfaces combine by maximum")
+    restitution: FloatProperty(name="Restitution", default=0.0, min=0.0, max=1.0,
+                               description="Coefficient of restitution (dimensionless, 0 to 1): rebound speed over "
+                                           "impact speed; typical 0.2 (wood on sand) to 0.8 (rubber) to 0.9 (glass). "
+                                           "Surfaces combine by maximum")
 
     # Collider
-    collider_kind: EnumProperty(name="Kind", items=COLLIDER_KIND_ITEMS, default='PLANE')
+    collider_kind: EnumProperty(name="Kind", items=COLLIDER_KIND_ITEMS, default='PLANE',
+                                description="Shape of the static collider")
 
     # Rope (stored on the rope's armature)
-    rope_mesh: PointerProperty(name="Rope Mesh", type=bpy.types.Object)
-    rope_source: PointerProperty(name="Source Curve", type=bpy.types.Object)
-    rope_radius: FloatProperty(name="Radius", default=0.02, min=1e-5, soft_max=0.5, unit='LENGTH')
-    rope_density: FloatProperty(name="Density", default=1200.0, min=1e-6, description="kg/m^3")
-    rope_young_modulus: FloatProperty(name="Young's Modulus", default=5e4, min=1e-3, description="Pa")
-    rope_shear_modulus: FloatProperty(name="Shear Modulus", default=1e5, min=1e-3, description="Pa")
-    rope_damping: FloatProperty(name="Damping", default=0.1, min=0.0, soft_max=10.0)
-    start_mode: EnumProperty(name="Start", items=END_MODE_ITEMS, default='PIN')
-    end_mode: EnumProperty(name="End", items=END_MODE_ITEMS, default='FREE')
-    start_object: PointerProperty(name="Start Object", type=bpy.types.Object)
-    end_object: PointerProperty(name="End Object", type=bpy.types.Object)
+    rope_mesh: PointerProperty(name="Rope Mesh", type=bpy.types.Object,
+                               description="The skinned mesh the rope's bones deform")
+    rope_source: PointerProperty(name="Source Curve", type=bpy.types.Object,
+                                 description="The curve the rope was made from (hidden while the rope exists)")
+    rope_radius: FloatProperty(name="Radius", default=0.02, min=0.0, soft_min=1e-4, soft_max=0.5, unit='LENGTH',
+                               precision=4, update=_rope_radius_changed,
+                               description="Rope radius in m, for its mass, stiffness and contacts; typical 0.0002 "
+                                           "(thread) to 0.005 (climbing rope) to 0.05 (hawser)")
+    rope_density: FloatProperty(name="Density", default=1200.0, min=0.0, soft_min=1.0, soft_max=10000.0,
+                                description="Mass per volume of the rope's cross-section in kg/m^3 (mass per "
+                                            "metre / (pi r^2)); typical 500 (yarn) to 1100 (nylon) to 5000 "
+                                            "(steel wire rope)")
+    rope_young_modulus: FloatProperty(name="Young's Modulus", default=5e4, min=0.0, soft_min=1.0, soft_max=1e11,
+                                      description="Bending stiffness as a Young's modulus in Pa (bending stiffness "
+                                                  "E pi r^4 / 4). Stranded ropes bend far more easily than solid "
+                                                  "rods: typical 1e3 (chain) to 1e5 (cotton rope) to 1e9 (steel "
+                                                  "cable)")
+    rope_shear_modulus: FloatProperty(name="Shear Modulus", default=1e5, min=0.0, soft_min=1.0, soft_max=1e11,
+                                      description="Twisting stiffness as a shear modulus in Pa (torsional stiffness "
+                                                  "G pi r^4 / 2); typically 0.4 times Young's modulus")
+    rope_damping: FloatProperty(name="Damping", default=0.1, min=0.0, soft_max=10.0,
+                                description="Velocity damping rate in 1/s, standing in for air drag; typical 0.01 "
+                                            "(steel cable) to 0.1 (rope) to 5 (thread)")
+    start_mode: end_mode_property("start", 'PIN')
+    end_mode: end_mode_property("end", 'FREE')
+    start_object: PointerProperty(name="Start Object", type=bpy.types.Object,
+                                  description="Object the start is tied to (Start: Object)")
+    end_object: PointerProperty(name="End Object", type=bpy.types.Object,
+                                description="Object the end is tied to (End: Object)")
 
     # Bake bookkeeping, so Clear Bake can restore what was there
-    is_baked: BoolProperty(name="Baked", default=False)
-    bake_action: PointerProperty(type=bpy.types.Action)
-    orig_action: PointerProperty(type=bpy.types.Action)
-    orig_location: FloatVectorProperty(size=3)
-    orig_rotation_mode: StringProperty(default='XYZ')
-    orig_rotation_quaternion: FloatVectorProperty(size=4, default=(1.0, 0.0, 0.0, 0.0))
-    orig_rotation_euler: FloatVectorProperty(size=3)
-    orig_rotation_axis_angle: FloatVectorProperty(size=4, default=(0.0, 0.0, 1.0, 0.0))
+    is_baked: BoolProperty(name="Baked", default=False, description="The object carries a Quadric bake")
+    bake_action: PointerProperty(type=bpy.types.Action, description="The action the bake wrote")
+    orig_action: PointerProperty(type=bpy.types.Action, description="The action the object had before the bake")
+    orig_location: FloatVectorProperty(size=3, subtype='TRANSLATION',
+                                       description="Location before the bake, m (Clear Bake restores it)")
+    orig_rotation_mode: StringProperty(default='XYZ', description="Rotation mode before the bake")
+    orig_rotation_quaternion: FloatVectorProperty(size=4, default=(1.0, 0.0, 0.0, 0.0),
+                                                  description="Rotation (quaternion) before the bake")
+    orig_rotation_euler: FloatVectorProperty(size=3, description="Rotation (Euler, radians) before the bake")
+    orig_rotation_axis_angle: FloatVectorProperty(size=4, default=(0.0, 0.0, 1.0, 0.0),
+                                                  description="Rotation (axis and angle) before the bake")
+
+
+class QuadricProblem(bpy.types.PropertyGroup):
+    message: StringProperty(name="Problem", description="What Check Scene found")
+    kind: StringProperty(name="Kind", description="OVERLAP, BODY, COLLIDER, ROPE or SCENE")
 
 
 class QuadricSceneSettings(bpy.types.PropertyGroup):
     substeps: IntProperty(name="Substeps", default=10, min=1, soft_max=100,
-                          description="Solver steps per frame")
-    use_scene_range: BoolProperty(name="Use Scene Frame Range", default=True)
-    frame_start: IntProperty(name="Start", default=1)
-    frame_end: IntProperty(name="End", default=250)
+                          description="Solver steps per frame; typical 10 (pebbles) to 40 (fast or small bodies, "
+                                      "stiff ropes)")
+    use_scene_range: BoolProperty(name="Use Scene Frame Range", default=True,
+                                  description="Simulate the scene's frame range rather than the range below")
+    frame_start: IntProperty(name="Start", default=1, description="First frame simulated (the start pose)")
+    frame_end: IntProperty(name="End", default=250, description="Last frame simulated")
     # the solver's velocity_sweeps; the property keeps its first name so saved files keep their value
     iterations: IntProperty(name="Velocity Sweeps", default=0, min=0, soft_max=100,
-                            description="The contact solver's velocity sweeps per substep, at most (0: solver default)")
-    status: StringProperty(name="Last Result", default="", description="Outcome of the last simulation")
+                            description="The contact solver's velocity sweeps per substep, at most (0: solver "
+                                        "default, 8); typical 4 to 30 (tall stacks need more)")
+    status: StringProperty(name="Last Result", default="", description="Outcome of the last simulation or check")
+    problems: CollectionProperty(type=QuadricProblem, description="What the last Check Scene found")
 
 
-CLASSES = (QuadricObjectSettings, QuadricSceneSettings)
+CLASSES = (QuadricObjectSettings, QuadricProblem, QuadricSceneSettings)
 
 
 def register():

@@ -1,7 +1,8 @@
 """Panels: Properties editor > Physics tab (per object) and the 3D viewport sidebar tab "Quadric"."""
 import bpy
 
-from . import operators
+from . import operators, preflight
+from .preset_menus import draw_preset_row
 from .properties import frame_range
 
 
@@ -37,17 +38,38 @@ def draw_scene_settings(layout, context):
         row = layout.row(align=True)
         row.scale_y = 1.4
         row.operator("quadric.simulate", icon='PHYSICS')
-        layout.operator("quadric.clear_bake", icon='TRASH')
+        row = layout.row(align=True)
+        row.operator("quadric.check_scene", icon='CHECKMARK')
+        row.operator("quadric.clear_bake", icon='TRASH')
     if qs.status:
         layout.label(text=qs.status, icon='INFO')
+    draw_problems(layout, qs)
     row = layout.row(align=True)
     row.operator("quadric.export_scene", text="Export Scene", icon='EXPORT')
     row.operator("quadric.import_recording", text="Import Recording", icon='IMPORT')
 
 
+def draw_problems(layout, qs):
+    """What the last Check Scene found, with Resolve Overlaps when some of it is overlaps."""
+    count = len(qs.problems)
+    if not count:
+        return
+    box = layout.box()
+    col = box.column(align=True)
+    col.label(text=f"{count} problem{'s' if count != 1 else ''} found:", icon='ERROR')
+    for item in list(qs.problems)[:preflight.SHOWN_IN_PANEL]:
+        col.label(text=item.message)
+    if count > preflight.SHOWN_IN_PANEL:
+        col.label(text=f"... and {count - preflight.SHOWN_IN_PANEL} more (Info editor)")
+    if any(item.kind == 'OVERLAP' for item in qs.problems):
+        box.operator("quadric.resolve_overlaps", icon='MOD_PHYSICS')
+
+
 def draw_add_buttons(layout):
     col = layout.column(align=True)
     col.operator("quadric.add_body", icon='MESH_UVSPHERE')
+    whole = col.operator("quadric.add_body", text="Add Collection as Bodies", icon='OUTLINER_COLLECTION')
+    whole.use_collection = True
     col.operator("quadric.add_collider", icon='MOD_PHYSICS')
     col.operator("quadric.make_rope", icon='CURVE_PATH')
 
@@ -74,6 +96,7 @@ def draw_object_settings(layout, obj):
     elif s.role == 'COLLIDER':
         col.prop(s, "collider_kind")
     elif s.role == 'ROPE':
+        draw_preset_row(col, "rope")
         col.prop(s, "rope_radius")
         col.prop(s, "rope_density")
         col.prop(s, "rope_young_modulus")
@@ -85,13 +108,16 @@ def draw_object_settings(layout, obj):
                 col.prop(s, target)
     box = layout.box()
     box.label(text="Contact")
+    if s.role in ('BODY', 'COLLIDER'):
+        draw_preset_row(box, "material")
     box.prop(s, "friction")
     box.prop(s, "rolling_friction")
     box.prop(s, "spinning_friction")
     box.prop(s, "restitution")
     if s.is_baked:
         layout.label(text="Baked", icon='KEYINGSET')
-    layout.operator("quadric.remove", icon='X')
+    layout.operator("quadric.copy_from_active", icon='PASTEDOWN')
+    layout.operator("quadric.remove", icon='X').object = obj.name
 
 
 class QUADRIC_PT_physics(bpy.types.Panel):

@@ -7,11 +7,14 @@ is imported, and the extension is already installed there. Each scenario
 drives the add-on the way a user or script would and writes what it measured
 to OUT.json; the assertions live in the test files.
 """
+import contextlib
+import ctypes
 import importlib
 import json
 import math
 import os
 import sys
+import tempfile
 import traceback
 
 import bpy
@@ -91,6 +94,44 @@ class CheckingLayout:
         category, op = idname.split(".")
         assert hasattr(getattr(bpy.ops, category), op), f"panel shows missing operator {idname}"
         self.log.append(("operator", idname))
+        return OperatorProps(idname, self.log)
+
+    def menu(self, idname, **kwargs):
+        assert hasattr(bpy.types, idname), f"panel shows missing menu {idname}"
+        self.log.append(("menu", idname))
+
+
+class OperatorProps:
+    """Stands in for the properties a layout.operator() returns: checks the operator has each one set."""
+
+    def __init__(self, idname, log):
+        object.__setattr__(self, "idname", idname)
+        object.__setattr__(self, "log", log)
+
+    def __setattr__(self, name, value):
+        category, op = self.idname.split(".")
+        rna = getattr(getattr(bpy.ops, category), op).get_rna_type()
+        assert name in rna.properties, f"panel sets missing property {name!r} of operator {self.idname}"
+        self.log.append(("operator_property", self.idname, name, value))
+
+
+@contextlib.contextmanager
+def captured_reports():
+    """The operator reports Blender prints to stdout in background mode ('Info: ...'), as a list of lines."""
+    lines = []
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 1)
+        try:
+            yield lines
+        finally:
+            sys.stdout.flush()
+            ctypes.CDLL(None).fflush(None)
+            os.dup2(saved, 1)
+            os.close(saved)
+            tmp.seek(0)
+            lines.extend(tmp.read().decode(errors="replace").splitlines())
 
 
 def draw_panels(objects):
@@ -588,6 +629,383 @@ def scenario_read_keys(out, blend_path, *names):
     enable()
     objs = [bpy.data.objects[n] for n in names]
     return dict(keys=keyframe_dump(objs), status=bpy.context.scene.quadric.status)
+
+
+# ------------------------------------------------------------------- pre-flight check
+OVERLAP_LAYOUT = {  # icospheres of radius 0.1 over a floor plane at z = 0: three overlapping pairs, one sunk in
+    "PairA1": (0.0, 0.0, 0.5), "PairA2": (0.15, 0.0, 0.5),          # the floor, two bodies clear of everything
+    "PairB1": (1.0, 0.0, 0.5), "PairB2": (1.0, 0.17, 0.5),
+    "PairC1": (2.0, 0.0, 0.5), "PairC2": (2.06, 0.04, 0.53),
+    "Sunk": (3.0, 0.0, 0.06),
+    "Free1": (4.0, 0.0, 0.5), "Free2": (4.0, 0.0, 0.75),
+}
+
+
+def build_overlap_scene():
+    scene = empty_scene()
+    scene.frame_start, scene.frame_end = 1, 20
+    bpy.ops.mesh.primitive_plane_add(size=20.0)
+    floor = bpy.context.object
+    floor.name = "Floor"
+    select_only(floor)
+    bpy.ops.quadric.add_collider()
+    bodies = []
+    for name, location in OVERLAP_LAYOUT.items():
+        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=0.1, location=location)
+        bpy.context.object.name = name
+        bodies.append(bpy.context.object)
+    select_only(*bodies)
+    bpy.ops.quadric.add_body()
+    return scene, bodies
+
+
+def kernel_modules():
+    """numba and the solver's modules that import it (anything of the solver but its package and rotations)."""
+    return sorted(m for m in sys.modules if m == "numba" or m.startswith("numba.")
+                  or (".solver." in m and not m.endswith(".solver.rotations")))
+
+
+def body_centres(names):
+    """Each body's ellipsoid centre in world space (re-read by name: undo replaces the objects)."""
+    return {n: list(bpy.data.objects[n].quadric.shape_empty.matrix_world.translation) for n in names}
+
+
+def scenario_preflight(out):
+    """Check Scene on three overlapping pairs and a body sunk in the floor, then Resolve Overlaps, undo, redo."""
+    scene, bodies = build_overlap_scene()
+    names = [b.name for b in bodies]
+    res = dict(kernels_at_start=kernel_modules(), radii={b.name: list(b.quadric.semi_axes) for b in bodies},
+               centres=body_centres(names))
+    res["check_error"] = op_error(bpy.ops.quadric.check_scene)
+    res["problems"] = [dict(kind=p.kind, message=p.message, objects=list(p.objects), depth=p.depth)
+                       for p in mod("preflight").check(bpy.context)]
+    res["panel_problems"] = [(p.kind, p.message) for p in scene.quadric.problems]
+    res["status"] = scene.quadric.status
+    res["panel"] = draw_panels([bodies[0]])
+
+    window = bpy.context.window_manager.windows[0]
+    with bpy.context.temp_override(window=window):
+        bpy.ops.ed.undo_push(message="before Resolve Overlaps")
+        with captured_reports() as reports:
+            # as a click does: undo=True lets Blender push the operator's undo step (if it has the UNDO flag)
+            res["resolve"] = sorted(bpy.ops.quadric.resolve_overlaps('EXEC_DEFAULT', True))
+    res["resolve_reports"] = reports
+    res["resolved"] = body_centres(names)
+    res["check_after_resolve"] = op_error(bpy.ops.quadric.check_scene)
+    res["panel_after_resolve"] = len(scene.quadric.problems)
+    with bpy.context.temp_override(window=window):
+        bpy.ops.ed.undo()
+    res["after_undo"] = body_centres(names)
+    res["check_after_undo"] = op_error(bpy.ops.quadric.check_scene)
+    with bpy.context.temp_override(window=window):
+        bpy.ops.ed.redo()
+    res["after_redo"] = body_centres(names)
+    res["kernels_at_end"] = kernel_modules()
+    return res
+
+
+def scenario_check_problems(out):
+    """Check Scene on every other kind of problem at once: a flat body, a parented dynamic body, a zero density,
+    a rope whose curve folds back, a rope tied to no object, a flat box collider, an empty frame range."""
+    scene = empty_scene()
+    scene.frame_start, scene.frame_end = 5, 5
+    bodies = {}
+    for name, location in (("Flat", (0, 0, 1)), ("Child", (1, 0, 1)), ("Weightless", (2, 0, 1))):
+        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.1, location=location)
+        bpy.context.object.name = name
+        bodies[name] = bpy.context.object
+    select_only(*bodies.values())
+    bpy.ops.quadric.add_body()
+    bodies["Flat"].scale = (1.0, 1.0, 0.0)
+    bpy.ops.object.empty_add(location=(1, 0, 2))
+    bpy.context.object.name = "Holder"
+    bodies["Child"].parent = bpy.context.object
+    bodies["Weightless"].quadric.density = 0.0
+    bpy.ops.mesh.primitive_cube_add(location=(0, 5, 0))
+    crate = bpy.context.object
+    crate.name = "Crate"
+    select_only(crate)
+    bpy.ops.quadric.add_collider(kind='BOX')
+    crate.scale = (1.0, 0.0, 1.0)
+    data = bpy.data.curves.new("Hairpin", 'CURVE')
+    data.dimensions = '3D'
+    spline = data.splines.new('POLY')
+    spline.points.add(2)
+    for k, co in enumerate([(0, 0, 3), (1, 0, 3), (0, 0, 3.0001)]):
+        spline.points[k].co = (*co, 1.0)
+    hairpin = bpy.data.objects.new("Hairpin", data)
+    scene.collection.objects.link(hairpin)
+    select_only(hairpin)
+    bpy.ops.quadric.make_rope(segments=8, radius=0.01)
+    data2 = data.copy()
+    data2.splines[0].points[2].co = (1, 1, 3, 1)
+    loose = bpy.data.objects.new("Loose", data2)
+    scene.collection.objects.link(loose)
+    select_only(loose)
+    bpy.ops.quadric.make_rope(segments=8, radius=0.01, end_mode='OBJECT', end_object="Holder")
+    bpy.context.object.quadric.end_object = None  # the object it was tied to, unset afterwards
+    return dict(check_error=op_error(bpy.ops.quadric.check_scene),
+                problems=[dict(kind=p.kind, message=p.message, objects=list(p.objects))
+                          for p in mod("preflight").check(bpy.context)],
+                simulate_error=op_error(bpy.ops.quadric.simulate), kernels=kernel_modules())
+
+
+def object_state():
+    """Everything a failed simulation must leave as it was: transforms, animation, bake flags, datablocks."""
+    kc = mod("keyframes_compat")
+    return dict(objects={o.name: dict(matrix=[list(r) for r in o.matrix_world], baked=o.quadric.is_baked,
+                                      action=o.animation_data.action.name if o.animation_data and
+                                      o.animation_data.action else None, fcurves=len(kc.fcurves_of(o)))
+                         for o in bpy.data.objects},
+                counts={k: len(getattr(bpy.data, k)) for k in ("objects", "actions", "meshes", "collections")})
+
+
+def scenario_simulate_overlaps(out):
+    """Simulate on the overlapping scene: it must stop before the solver loads, listing every overlap."""
+    scene, _ = build_overlap_scene()
+    before = object_state()
+    bpy.ops.quadric.simulate.get_rna_type()  # (operator lookups load nothing)
+    import time
+
+    started = time.perf_counter()
+    error = op_error(bpy.ops.quadric.simulate)
+    seconds = time.perf_counter() - started
+    return dict(error=error, seconds=seconds, unchanged=object_state() == before, kernels=kernel_modules(),
+                status=scene.quadric.status, panel_problems=len(scene.quadric.problems))
+
+
+def scenario_check_thousand(out, count):
+    """Check Scene on a grid of ``count`` ellipsoids of random shape and orientation (no two within reach),
+    with three overlapping pairs and one body sunk in the floor planted among them; how long it takes."""
+    import time
+
+    count = int(count)
+    scene = empty_scene()
+    bpy.ops.mesh.primitive_plane_add(size=200.0)
+    bpy.context.object.name = "Floor"
+    select_only(bpy.context.object)
+    bpy.ops.quadric.add_collider()
+    mesh = bpy.data.meshes.new("Pebble")
+    mesh.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)], [], [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)])
+    rng = np.random.default_rng(11)
+    side = int(np.ceil(count ** (1 / 3)))
+    spacing = 0.25  # semi-axes are at most 0.1: bounding spheres never reach each other
+    objs = []
+    for k in range(count):
+        obj = bpy.data.objects.new(f"Pebble.{k:04d}", mesh)
+        scene.collection.objects.link(obj)
+        i, j, layer = k % side, (k // side) % side, k // side ** 2
+        obj.location = (i * spacing, j * spacing, 0.2 + layer * spacing)
+        obj.rotation_euler = tuple(rng.uniform(0.0, 2.0 * np.pi, 3))
+        s = obj.quadric
+        s.role = 'BODY'
+        s.semi_axes = tuple(rng.uniform(0.03, 0.1, 3))
+        s.fitted_volume = 4.0 / 3.0 * np.pi * float(np.prod(s.semi_axes))
+        objs.append(obj)
+    planted = {}
+    for k in (10, 500, 900):  # overlapping pairs: two spheres of 0.06, centres 0.1 apart (0.02 deep)
+        a, b = objs[k], objs[k + 1]
+        a.quadric.semi_axes = b.quadric.semi_axes = (0.06, 0.06, 0.06)
+        b.location = a.location + __import__("mathutils").Vector((0.1, 0.0, 0.0))
+        planted[(a.name, b.name)] = 0.02
+    sunk = objs[300]
+    sunk.quadric.semi_axes = (0.05, 0.05, 0.05)
+    sunk.location.z = 0.03
+    planted[(sunk.name, "Floor")] = 0.02
+    bpy.context.view_layer.update()
+    started = time.perf_counter()
+    error = op_error(bpy.ops.quadric.check_scene)
+    operator_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    problems = mod("preflight").check(bpy.context)
+    check_seconds = time.perf_counter() - started
+    return dict(error=error, operator_seconds=operator_seconds, check_seconds=check_seconds,
+                problems=[dict(objects=list(p.objects), depth=p.depth, kind=p.kind) for p in problems],
+                planted=[[*names, depth] for names, depth in planted.items()], kernels=kernel_modules())
+
+
+# ------------------------------------------------------------------------- workflow
+MATERIAL_FIELDS = ("friction", "restitution", "rolling_friction", "spinning_friction", "mass_mode", "density")
+ROPE_FIELDS = ("rope_radius", "rope_density", "rope_damping", "rope_young_modulus", "rope_shear_modulus")
+
+
+def settings_of(obj, fields):
+    return {f: getattr(obj.quadric, f) for f in fields}
+
+
+def menu_entries(menu_cls):
+    """The preset files a preset menu lists (its draw run against a checking layout)."""
+    log = []
+    fake = type("M", (), {"layout": CheckingLayout(log), "bl_idname": menu_cls.__name__,
+                          "preset_subdir": menu_cls.preset_subdir, "preset_operator": menu_cls.preset_operator,
+                          "path_menu": bpy.types.Menu.path_menu})()
+    menu_cls.draw(fake, bpy.context)
+    return [entry[3] for entry in log if entry[0] == "operator_property" and entry[2] == "filepath"]
+
+
+def make_curve(name, points):
+    data = bpy.data.curves.new(name, 'CURVE')
+    data.dimensions = '3D'
+    spline = data.splines.new('POLY')
+    spline.points.add(len(points) - 1)
+    for k, co in enumerate(points):
+        spline.points[k].co = (*co, 1.0)
+    obj = bpy.data.objects.new(name, data)
+    bpy.context.scene.collection.objects.link(obj)
+    return obj
+
+
+def scenario_presets(out):
+    """Built-in material and rope presets through the preset menus; a user preset saved and applied."""
+    empty_scene()
+    menus = mod("preset_menus")
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.1)
+    marble = bpy.context.object
+    marble.name = "Marble"
+    select_only(marble)
+    bpy.ops.quadric.add_body()
+    marble.quadric.mass_mode = 'MASS'
+    res = dict(material_menu=menu_entries(menus.QUADRIC_MT_material_presets),
+               rope_menu=menu_entries(menus.QUADRIC_MT_rope_presets), before=settings_of(marble, MATERIAL_FIELDS))
+    glass = next(f for f in res["material_menu"] if os.path.basename(f) == "glass_marbles.py")
+    res["glass_file"] = open(glass).read()
+    res["glass_result"] = sorted(bpy.ops.script.execute_preset(filepath=glass,
+                                                               menu_idname="QUADRIC_MT_material_presets"))
+    res["glass"] = settings_of(marble, MATERIAL_FIELDS)
+    res["menu_label"] = menus.QUADRIC_MT_material_presets.bl_label
+
+    # a user preset: saved by the + operator into the user's presets folder, listed, applied
+    folder = bpy.utils.user_resource('SCRIPTS', path=os.path.join("presets", menus.MATERIAL_SUBDIR))
+    user_file = os.path.join(folder, bpy.path.clean_name("Test Mix") + ".py")  # as AddPresetBase names it
+    if os.path.exists(user_file):
+        os.remove(user_file)
+    mix = dict(friction=0.33, restitution=0.44, rolling_friction=0.0022, spinning_friction=0.0011, density=1234.0)
+    for key, value in mix.items():
+        setattr(marble.quadric, key, value)
+    res["add_result"] = sorted(bpy.ops.quadric.material_preset_add(name="Test Mix"))
+    res["user_file_exists"] = os.path.exists(user_file)
+    res["user_listed"] = user_file in menu_entries(menus.QUADRIC_MT_material_presets)
+    bpy.ops.script.execute_preset(filepath=glass, menu_idname="QUADRIC_MT_material_presets")
+    bpy.ops.script.execute_preset(filepath=user_file, menu_idname="QUADRIC_MT_material_presets")
+    res["mix_set"], res["mix_read"] = mix, settings_of(marble, MATERIAL_FIELDS)
+    if os.path.exists(user_file):
+        os.remove(user_file)
+
+    # a rope preset on a rope's rig: the rig's settings, and the skin mesh follows the radius
+    make_curve("Cable", [(0, 0, 1), (1, 0, 1)])
+    select_only(bpy.data.objects["Cable"])
+    bpy.ops.quadric.make_rope(segments=6, radius=0.02)
+    rig = bpy.context.object
+    steel = next(f for f in res["rope_menu"] if os.path.basename(f) == "steel_cable.py")
+    res["steel_file"] = open(steel).read()
+    res["steel_result"] = sorted(bpy.ops.script.execute_preset(filepath=steel, menu_idname="QUADRIC_MT_rope_presets"))
+    res["steel"] = settings_of(rig, ROPE_FIELDS)
+    res["skin_radii"] = [list(v.radius) for v in rig.quadric.rope_mesh.data.skin_vertices[0].data]
+    res["panel"] = draw_panels([marble, rig])
+    return res
+
+
+def scenario_workflow(out):
+    """Copy from Active, adding a collection, Remove from Simulation on a body and on a rope."""
+    scene = empty_scene()
+    res = {}
+    made = {}
+    for name, x in (("Source", 0.0), ("Body", 1.0), ("Plain", 2.0)):
+        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.1, location=(x, 0, 1))
+        bpy.context.object.name = name
+        made[name] = bpy.context.object
+    bpy.ops.object.empty_add(location=(3, 0, 1))
+    bpy.context.object.name = "Lamp"
+    select_only(made["Source"], made["Body"])
+    bpy.ops.quadric.add_body()
+    source = made["Source"].quadric
+    source.body_type, source.mass_mode, source.density = 'STATIC', 'DENSITY', 2650.0
+    source.friction, source.restitution, source.rolling_friction, source.spinning_friction = 0.7, 0.4, 0.003, 0.001
+    select_only(made["Source"], made["Body"], made["Plain"], bpy.data.objects["Lamp"])
+    with captured_reports() as reports:
+        res["copy"] = sorted(bpy.ops.quadric.copy_from_active())
+    res["copy_reports"] = reports
+    res["copied"] = {n: dict(role=made[n].quadric.role, **settings_of(made[n], MATERIAL_FIELDS + ("body_type",)))
+                     for n in made}
+    res["lamp_role"] = bpy.data.objects["Lamp"].quadric.role
+    res["plain_has_shape"] = made["Plain"].quadric.shape_empty is not None
+
+    # a whole collection: its meshes not yet in the simulation become bodies
+    pebbles = bpy.data.collections.new("Pebbles")
+    scene.collection.children.link(pebbles)
+    inner = bpy.data.collections.new("Small Pebbles")
+    pebbles.children.link(inner)
+    for k in range(4):
+        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=1, radius=0.05, location=(k * 0.2, 2, 1))
+        obj = bpy.context.object
+        obj.name = f"Pebble.{k}"
+        for coll in list(obj.users_collection):
+            coll.objects.unlink(obj)
+        (inner if k == 3 else pebbles).objects.link(obj)
+    pebbles.objects.link(made["Body"])  # already a body: left as it is
+    bpy.ops.object.empty_add(location=(0, 3, 1))
+    marker = bpy.context.object
+    marker.name = "Marker"
+    for coll in list(marker.users_collection):
+        coll.objects.unlink(marker)
+    pebbles.objects.link(marker)
+    made["Body"].quadric.friction = 0.25
+    select_only()
+    with captured_reports() as reports:
+        res["collection"] = sorted(bpy.ops.quadric.add_body(use_collection=True, collection="Pebbles"))
+    res["collection_reports"] = reports
+    res["pebbles"] = {o.name: o.quadric.role for o in pebbles.all_objects}
+    res["body_friction_kept"] = made["Body"].quadric.friction
+    beans = bpy.data.collections.new("Beans")
+    scene.collection.children.link(beans)
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=1, radius=0.05, location=(0, 4, 1))
+    bean = bpy.context.object
+    bean.name = "Bean"
+    for coll in list(bean.users_collection):
+        coll.objects.unlink(bean)
+    beans.objects.link(bean)
+    layer = bpy.context.view_layer.layer_collection.children["Beans"]
+    bpy.context.view_layer.active_layer_collection = layer
+    res["active_collection"] = sorted(bpy.ops.quadric.add_body(use_collection=True))
+    res["bean_role"] = bean.quadric.role
+
+    # Remove from Simulation acts on the object the panel shows, not on the selection
+    make_curve("Line", [(0, -2, 1), (1, -2, 1)])
+    select_only(bpy.data.objects["Line"])
+    bpy.ops.quadric.make_rope(segments=5, radius=0.01)
+    rig = bpy.context.object
+    rig_name, mesh_name = rig.name, rig.quadric.rope_mesh.name
+    res["curve_hidden_as_rope"] = bpy.data.objects["Line"].hide_get()
+    panel = draw_panels([made["Body"]])
+    res["panel_remove"] = [e for e in panel if e[0] == "operator_property" and e[1] == "quadric.remove"]
+    res["panel"] = panel
+    body_shape = made["Body"].quadric.shape_empty.name
+    select_only(made["Plain"])
+    with captured_reports() as reports:
+        res["remove_body"] = sorted(bpy.ops.quadric.remove(object="Body"))
+        res["remove_rope"] = sorted(bpy.ops.quadric.remove(object=rig_name))
+    res["remove_reports"] = reports
+    res["after_remove"] = dict(body_role=made["Body"].quadric.role, body_shape_left=body_shape in bpy.data.objects,
+                               plain_role=made["Plain"].quadric.role, rig_left=rig_name in bpy.data.objects,
+                               mesh_left=mesh_name in bpy.data.objects,
+                               curve_hidden=bpy.data.objects["Line"].hide_get(),
+                               curve_hide_render=bpy.data.objects["Line"].hide_render)
+    res["remove_nothing"] = op_error(bpy.ops.quadric.remove, object="Lamp")
+    return res
+
+
+def scenario_tooltips(out):
+    """The description, type, unit and subtype of every property the add-on registers."""
+    res = {}
+    for owner, struct in (("object", bpy.types.Object.bl_rna.properties["quadric"].fixed_type),
+                          ("scene", bpy.types.Scene.bl_rna.properties["quadric"].fixed_type)):
+        for prop in struct.properties:
+            if prop.identifier == "rna_type":
+                continue
+            res[f"{owner}.{prop.identifier}"] = dict(description=prop.description, type=prop.type,
+                                                     unit=getattr(prop, "unit", "NONE"),
+                                                     subtype=getattr(prop, "subtype", "NONE"))
+    return res
 
 
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items() if name.startswith("scenario_")}

@@ -1,22 +1,10 @@
 """Ellipsoid fitting (addon/fitting.py is pure numpy), checked against closed-form mass properties."""
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.addon.numpy_modules import load
 
-
-def _load(name):
-    # Load the pure-numpy module by path: importing the addon package would import bpy.
-    spec = importlib.util.spec_from_file_location(f"quadric_addon_{name}", ROOT / "addon" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-fitting = _load("fitting")
+fitting = load("fitting")
 
 
 def box_mesh(hx, hy, hz):

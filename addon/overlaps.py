@@ -1,0 +1,454 @@
+"""Overlaps of ellipsoid bodies with each other and with static colliders, in plain numpy (no bpy, no numba).
+
+The add-on's pre-flight check (addon/preflight.py) runs this before anything
+compiles, so it must not import the solver's kernels. It uses the solver's own
+definitions (solver/collision/narrowphase.py, solver/collision/driver.py):
+
+* ellipsoid k: centre c_k, rotation R_k (columns: principal axes), semi-axes a_k,
+  shape matrix M_k = R_k diag(a_k^2) R_k^T;
+* signed depth of a pair (positive: overlap; negative: minus the distance),
+      depth = min over unit n of  sqrt(n'M_A n) + sqrt(n'M_B n) - (c_B - c_A).n,
+  its minimiser being the normal from A to B. Any n bounds the depth from
+  above, so one evaluation along the centre line clears most pairs; the rest
+  get Riemannian Newton on the unit sphere, all pairs at once, from the centre
+  line and, for overlapping pairs (which can have several local minima), from
+  the principal axes of both bodies, keeping the least;
+* a plane (normal n into free space): sqrt(n'M n) - (c - p).n; a box
+  container's floor and four walls are one-sided rectangles (the body's centre
+  on the inner side, its deepest point over the rectangle); a tube's inner wall:
+  max over the radial direction w of (c - t).w + sqrt(w'M w), minus the radius,
+  for bodies whose centre is inside it and whose deepest point is within its length.
+
+Broad phase: bounding spheres (the largest semi-axis), swept along the axis in
+which the centres spread most.
+"""
+from typing import NamedTuple
+
+import numpy as np
+
+# Simulation(overlap_tolerance=...)'s default in the solver: initial overlaps deeper than this fraction of
+# the smaller body's smallest semi-axis are refused (tests/addon/test_overlaps.py checks they agree).
+OVERLAP_TOLERANCE = 0.05
+
+NEWTON_MAX_ITERATIONS = 50
+# A full Newton step shorter than this (radians) is the last one: Newton converges quadratically, so the
+# normal is then within about its square, and the depth within the curvature times that squared again.
+NEWTON_CONVERGED_STEP = 1e-6
+NEWTON_MAX_HALVINGS = 40
+TUBE_SAMPLES = 32
+TUBE_NEWTON_ITERATIONS = 30
+SEPARATE_PASSES = 200
+# Candidate pairs are generated in blocks of about this many, to bound memory for large scenes.
+PAIR_BLOCK = 1 << 20
+
+STATIC_PLANE, STATIC_WALL, STATIC_TUBE = 0, 1, 2  # as in the solver's Model
+
+
+class Statics(NamedTuple):
+    """Static colliders in the solver's layout (solver/model.py): planes, then 5 walls per box, then tubes."""
+    kind: np.ndarray    # (S,) STATIC_PLANE, STATIC_WALL or STATIC_TUBE
+    point: np.ndarray   # (S, 3) plane or wall point, tube centre
+    normal: np.ndarray  # (S, 3) plane or wall normal into free space, tube axis
+    u: np.ndarray       # (S, 3) wall in-plane axes
+    v: np.ndarray
+    size: np.ndarray    # (S, 2) wall half sizes along u and v; tube (radius, half length)
+    owner: np.ndarray   # (S,) index of the collider each entry comes from
+
+
+def statics(planes=(), boxes=(), tubes=()):
+    """Statics from planes (owner, point, normal), boxes (owner, centre, half extents, rotation matrix) and
+    tubes (owner, centre, unit axis, radius, length)."""
+    rows = []
+    for owner, point, normal in planes:
+        rows.append((STATIC_PLANE, point, normal, (0, 0, 0), (0, 0, 0), (0.0, 0.0), owner))
+    for owner, center, half, rotation in boxes:
+        c = np.asarray(center, dtype=np.float64)
+        (hx, hy, hz), r = half, np.asarray(rotation, dtype=np.float64)
+        ex, ey, ez = r[:, 0], r[:, 1], r[:, 2]
+        # the floor and four walls of an open-top box, as solver/model.py:_box_walls lays them out
+        for point, normal, u, v, hu, hv in ((c - hz * ez, ez, ex, ey, hx, hy), (c - hx * ex, ex, ey, ez, hy, hz),
+                                            (c + hx * ex, -ex, ey, ez, hy, hz), (c - hy * ey, ey, ex, ez, hx, hz),
+                                            (c + hy * ey, -ey, ex, ez, hx, hz)):
+            rows.append((STATIC_WALL, point, normal, u, v, (hu, hv), owner))
+    for owner, center, axis, radius, length in tubes:
+        rows.append((STATIC_TUBE, center, axis, (0, 0, 0), (0, 0, 0), (radius, 0.5 * length), owner))
+
+    def column(k, shape, dtype=np.float64):
+        return np.array([row[k] for row in rows], dtype=dtype).reshape(shape)
+
+    s = len(rows)
+    return Statics(column(0, (s,), np.int64), column(1, (s, 3)), column(2, (s, 3)), column(3, (s, 3)),
+                   column(4, (s, 3)), column(5, (s, 2)), column(6, (s,), np.int64))
+
+
+class Overlaps(NamedTuple):
+    """Contacts deeper than asked: a is a body, or -1 - s for static entry s; b is a body.
+
+    The normal points from a to b (from the collider towards the body), as in the solver.
+    """
+    a: np.ndarray       # (K,) int64
+    b: np.ndarray       # (K,) int64
+    depth: np.ndarray   # (K,)
+    normal: np.ndarray  # (K, 3)
+
+
+def shape_matrices(rotation, semi_axes):
+    """M = R diag(a^2) R^T for stacks (N, 3, 3) and (N, 3)."""
+    r = np.asarray(rotation, dtype=np.float64)
+    a = np.asarray(semi_axes, dtype=np.float64)
+    return np.einsum("nij,nj,nkj->nik", r, a * a, r)
+
+
+def tangent_basis(n):
+    """Two unit tangents completing unit vectors n (P, 3) to right-handed frames (Duff et al. 2017)."""
+    nx, ny, nz = n[:, 0], n[:, 1], n[:, 2]
+    sign = np.where(nz >= 0.0, 1.0, -1.0)
+    a = -1.0 / (sign + nz)
+    b = nx * ny * a
+    t1 = np.stack([1.0 + sign * nx * nx * a, sign * b, -sign * nx], axis=1)
+    t2 = np.stack([b, sign + ny * ny * a, -ny], axis=1)
+    return t1, t2
+
+
+def _form(m, n):
+    """M n and sqrt(n'M n) for stacks."""
+    mn = np.einsum("pij,pj->pi", m, n)
+    return mn, np.sqrt(np.maximum(np.einsum("pi,pi->p", n, mn), 1e-300))
+
+
+def _dot(x, y):
+    return np.einsum("pi,pi->p", x, y)
+
+
+def width_gap(ma, mb, d, n):
+    """sqrt(n'M_A n) + sqrt(n'M_B n) - d.n for unit n (P, 3): an upper bound of the pairs' depths."""
+    return _form(ma, n)[1] + _form(mb, n)[1] - _dot(d, n)
+
+
+def minimise_width_gap(ma, mb, d, n):
+    """Minimise the width gap over the unit sphere from n, for all pairs at once: (depth, normal, iterations).
+
+    Riemannian Newton, as the solver's narrow phase does it: the gradient and Hessian in the tangent plane,
+    a Levenberg shift where the Hessian is not positive definite, steps of at most 0.5 rad, halved until
+    the gap does not grow. A pair stops after a full Newton step shorter than NEWTON_CONVERGED_STEP.
+    """
+    n = np.array(n, dtype=np.float64)
+    d = np.asarray(d, dtype=np.float64)
+    man, sa = _form(ma, n)
+    mbn, sb = _form(mb, n)
+    f = sa + sb - _dot(d, n)
+    iterations = np.zeros(len(n), dtype=np.int64)
+    active = np.arange(len(n))
+    for _ in range(NEWTON_MAX_ITERATIONS):
+        if not active.size:
+            break
+        iterations[active] += 1
+        A, B, D, N = ma[active], mb[active], d[active], n[active]
+        MAN, SA, MBN, SB, F = man[active], sa[active], mbn[active], sb[active], f[active]
+        g = MAN / SA[:, None] + MBN / SB[:, None] - D
+        t1, t2 = tangent_basis(N)
+        g1, g2 = _dot(g, t1), _dot(g, t2)
+        a1, a2 = _dot(MAN, t1) / SA, _dot(MAN, t2) / SA
+        b1, b2 = _dot(MBN, t1) / SB, _dot(MBN, t2) / SB
+        at1, at2 = np.einsum("pij,pj->pi", A, t1), np.einsum("pij,pj->pi", A, t2)
+        bt1, bt2 = np.einsum("pij,pj->pi", B, t1), np.einsum("pij,pj->pi", B, t2)
+        # tangent-plane Hessian: t_i' H t_j - f delta_ij, H = (M_A - M_A n n' M_A / s_A^2) / s_A + (same for B)
+        h11 = (_dot(t1, at1) - a1 * a1) / SA + (_dot(t1, bt1) - b1 * b1) / SB - F
+        h22 = (_dot(t2, at2) - a2 * a2) / SA + (_dot(t2, bt2) - b2 * b2) / SB - F
+        h12 = (_dot(t1, at2) - a1 * a2) / SA + (_dot(t1, bt2) - b1 * b2) / SB
+        trace = h11 + h22
+        lowest = 0.5 * trace - np.sqrt(np.maximum(0.25 * (h11 - h22) ** 2 + h12 * h12, 0.0))
+        shift = np.where(lowest <= 1e-9 * (np.abs(trace) + 1e-300),
+                         -lowest + 1e-6 * (np.abs(h11) + np.abs(h22)) + 1e-12 * (SA + SB), 0.0)
+        h11s, h22s = h11 + shift, h22 + shift
+        det = h11s * h22s - h12 * h12
+        s1 = -(h22s * g1 - h12 * g2) / det
+        s2 = -(-h12 * g1 + h11s * g2) / det
+        length = np.hypot(s1, s2)
+        full = (shift == 0.0) & (length <= 0.5)
+        scale = np.where(length > 0.5, 0.5 / np.maximum(length, 1e-300), 1.0)
+        s1, s2 = s1 * scale, s2 * scale
+        allowance = 4e-16 * (SA + SB + np.abs(D).sum(axis=1))
+        # halve the steps that do not decrease the gap; every pair tries at least once
+        accepted = np.zeros(len(active), dtype=bool)
+        halved = np.zeros(len(active), dtype=bool)
+        new_n, new_f = N.copy(), F.copy()
+        new_man, new_sa, new_mbn, new_sb = MAN.copy(), SA.copy(), MBN.copy(), SB.copy()
+        todo = np.arange(len(active))
+        for _ in range(NEWTON_MAX_HALVINGS):
+            c = N[todo] + s1[todo, None] * t1[todo] + s2[todo, None] * t2[todo]
+            c /= np.linalg.norm(c, axis=1)[:, None]
+            qa, ra = _form(A[todo], c)
+            qb, rb = _form(B[todo], c)
+            fc = ra + rb - _dot(D[todo], c)
+            ok = fc <= F[todo] + allowance[todo]
+            k = todo[ok]
+            accepted[k] = True
+            new_n[k], new_f[k] = c[ok], fc[ok]
+            new_man[k], new_sa[k], new_mbn[k], new_sb[k] = qa[ok], ra[ok], qb[ok], rb[ok]
+            todo = todo[~ok]
+            if not todo.size:
+                break
+            halved[todo] = True
+            s1[todo] *= 0.5
+            s2[todo] *= 0.5
+        n[active], f[active] = new_n, new_f
+        man[active], sa[active], mbn[active], sb[active] = new_man, new_sa, new_mbn, new_sb
+        converged = full & ~halved & (length < NEWTON_CONVERGED_STEP)
+        active = active[accepted & ~converged]
+    return f, n, iterations
+
+
+def _cold_start_depths(ma, mb, d, rot_a, rot_b):
+    """Depth and normal from the centre line, and also from both bodies' principal axes where they overlap."""
+    dist = np.linalg.norm(d, axis=1)
+    start = np.where(dist[:, None] > 0.0, d / np.maximum(dist, 1e-300)[:, None], np.array([0.0, 0.0, 1.0]))
+    depth, normal, _ = minimise_width_gap(ma, mb, d, start)
+    # a negative minimum (apart) is the global one; overlaps can have several local minima
+    deep = np.flatnonzero(depth >= 0.0)
+    if deep.size:
+        axes = np.concatenate([rot_a[deep], rot_b[deep]], axis=2).transpose(0, 2, 1)  # (K, 6, 3)
+        flip = np.einsum("kai,ki->ka", axes, d[deep]) < 0.0
+        axes = np.where(flip[..., None], -axes, axes).reshape(-1, 3)
+        rep = np.repeat(deep, 6)
+        f, n, _ = minimise_width_gap(ma[rep], mb[rep], d[rep], axes)
+        f, n = f.reshape(-1, 6), n.reshape(-1, 6, 3)
+        best = np.argmin(f, axis=1)
+        f_best = f[np.arange(len(deep)), best]
+        better = f_best < depth[deep]
+        depth[deep[better]] = f_best[better]
+        normal[deep[better]] = n[np.arange(len(deep)), best][better]
+    return depth, normal
+
+
+def ellipsoid_pair_depths(centers, rotation, semi_axes, a, b):
+    """Signed depth and normal (A to B) of the body pairs (a, b): exact up to the Newton convergence."""
+    rot = np.asarray(rotation, dtype=np.float64)
+    m = shape_matrices(rot, semi_axes)
+    d = np.asarray(centers, dtype=np.float64)[b] - np.asarray(centers, dtype=np.float64)[a]
+    return _cold_start_depths(m[a], m[b], d, rot[a], rot[b])
+
+
+def candidate_pairs(centers, radii, pad=0.0):
+    """Pairs (a < b) whose bounding spheres (radii + pad / 2 each) touch: sort and sweep along one axis."""
+    c = np.asarray(centers, dtype=np.float64)
+    r = np.asarray(radii, dtype=np.float64) + 0.5 * pad
+    n = len(c)
+    if n < 2:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    axis = int(np.argmax(np.ptp(c, axis=0)))
+    lo, hi = c[:, axis] - r, c[:, axis] + r
+    order = np.argsort(lo, kind="stable")
+    lo_sorted, hi_sorted = lo[order], hi[order]
+    # sorted body k may touch sorted bodies k+1 .. end[k]-1 (their intervals start before k's ends)
+    end = np.searchsorted(lo_sorted, hi_sorted, side="right")
+    counts = np.maximum(end - np.arange(n) - 1, 0)
+    cumulative = np.cumsum(counts)
+    found_a, found_b = [], []
+    first = 0
+    while first < n:
+        # a block of sorted bodies whose candidates number about PAIR_BLOCK
+        base = cumulative[first - 1] if first else 0
+        last = max(int(np.searchsorted(cumulative, base + PAIR_BLOCK, side="right")), first + 1)
+        last = min(last, n)
+        k = np.repeat(np.arange(first, last), counts[first:last])
+        if k.size:
+            starts = np.repeat(cumulative[first:last] - counts[first:last], counts[first:last])
+            j = k + 1 + (np.arange(k.size) + base - starts)
+            i1, i2 = order[k], order[j]
+            gap = c[i1] - c[i2]
+            keep = np.einsum("pi,pi->p", gap, gap) <= (r[i1] + r[i2]) ** 2
+            found_a.append(np.minimum(i1[keep], i2[keep]))
+            found_b.append(np.maximum(i1[keep], i2[keep]))
+        first = last
+    if not found_a:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    a, b = np.concatenate(found_a), np.concatenate(found_b)
+    order = np.lexsort((b, a))
+    return a[order], b[order]
+
+
+def pair_overlaps(centers, rotation, semi_axes, a, b, tolerance=OVERLAP_TOLERANCE):
+    """Of the body pairs (a, b), those overlapping by more than ``tolerance`` times the smaller body's
+    smallest semi-axis."""
+    centers = np.asarray(centers, dtype=np.float64)
+    semi_axes = np.asarray(semi_axes, dtype=np.float64)
+    rot = np.asarray(rotation, dtype=np.float64)
+    smallest = semi_axes.min(axis=1)
+    threshold = tolerance * np.minimum(smallest[a], smallest[b])
+    ma, mb = shape_matrices(rot[a], semi_axes[a]), shape_matrices(rot[b], semi_axes[b])
+    d = centers[b] - centers[a]
+    # the width gap along the centre line bounds the depth from above: most touching pairs end here
+    dist = np.linalg.norm(d, axis=1)
+    line = np.where(dist[:, None] > 0.0, d / np.maximum(dist, 1e-300)[:, None], np.array([0.0, 0.0, 1.0]))
+    near = np.flatnonzero(width_gap(ma, mb, d, line) > threshold)
+    a, b, threshold = a[near], b[near], threshold[near]
+    depth, normal = _cold_start_depths(ma[near], mb[near], d[near], rot[a], rot[b])
+    deep = depth > threshold
+    return Overlaps(a[deep], b[deep], depth[deep], normal[deep])
+
+
+def body_overlaps(centers, rotation, semi_axes, tolerance=OVERLAP_TOLERANCE):
+    """Body pairs overlapping by more than ``tolerance`` times the smaller body's smallest semi-axis."""
+    a, b = candidate_pairs(centers, np.asarray(semi_axes, dtype=np.float64).max(axis=1))
+    return pair_overlaps(centers, rotation, semi_axes, a, b, tolerance)
+
+
+def _tube_reach(r1, r2, qa, qb, qc, phi):
+    """g(phi) = (c - t).w + sqrt(w'M w) with w = cos(phi) e1 + sin(phi) e2, and its first two derivatives.
+
+    r1, r2: the centre's offset from the tube centre along e1, e2; qa, qb, qc: e1'M e1, e2'M e2, e1'M e2.
+    """
+    cos, sin = np.cos(phi), np.sin(phi)
+    cos2, sin2 = np.cos(2.0 * phi), np.sin(2.0 * phi)
+    q = np.maximum(0.5 * (qa + qb) + 0.5 * (qa - qb) * cos2 + qc * sin2, 1e-300)
+    dq = -(qa - qb) * sin2 + 2.0 * qc * cos2
+    ddq = -2.0 * (qa - qb) * cos2 - 4.0 * qc * sin2
+    s = np.sqrt(q)
+    g = r1 * cos + r2 * sin + s
+    dg = -r1 * sin + r2 * cos + dq / (2.0 * s)
+    ddg = -r1 * cos - r2 * sin + ddq / (2.0 * s) - dq * dq / (4.0 * s * q)
+    return g, dg, ddg
+
+
+def tube_depths(centers, shapes, tube_center, axis, radius):
+    """Depth of ellipsoids against a tube's inner wall and the radial direction w at its deepest point.
+
+    max over phi of g (see _tube_reach) minus the radius: the best of TUBE_SAMPLES angles, then Newton on
+    phi (a step that does not climb is halved). Returns (depth (K,), w (K, 3), deepest point (K, 3)).
+    """
+    c = np.asarray(centers, dtype=np.float64)
+    u = np.asarray(axis, dtype=np.float64)[None]
+    e1, e2 = tangent_basis(u)
+    e1, e2 = e1[0], e2[0]
+    rel = c - np.asarray(tube_center, dtype=np.float64)
+    r1, r2 = rel @ e1, rel @ e2
+    qa = np.einsum("i,kij,j->k", e1, shapes, e1)
+    qb = np.einsum("i,kij,j->k", e2, shapes, e2)
+    qc = np.einsum("i,kij,j->k", e1, shapes, e2)
+    grid = np.linspace(0.0, 2.0 * np.pi, TUBE_SAMPLES, endpoint=False)
+    values = _tube_reach(r1[:, None], r2[:, None], qa[:, None], qb[:, None], qc[:, None], grid[None])[0]
+    pick = np.argmax(values, axis=1)
+    phi = grid[pick]
+    best = values[np.arange(len(c)), pick]
+    spacing = 2.0 * np.pi / TUBE_SAMPLES
+    active = np.arange(len(c))
+    for _ in range(TUBE_NEWTON_ITERATIONS):
+        if not active.size:
+            break
+        args = r1[active], r2[active], qa[active], qb[active], qc[active]
+        g, dg, ddg = _tube_reach(*args, phi[active])
+        step = np.where(ddg < 0.0, -dg / np.minimum(ddg, -1e-300), dg / (np.abs(g) + 1e-300))
+        step = np.clip(step, -spacing, spacing)
+        trial = _tube_reach(*args, phi[active] + step)[0]
+        for _ in range(30):  # halve the steps that do not climb
+            worse = np.flatnonzero(trial < best[active])
+            if not worse.size:
+                break
+            step[worse] *= 0.5
+            trial[worse] = _tube_reach(*(x[worse] for x in args), phi[active[worse]] + step[worse])[0]
+        climbed = trial >= best[active]
+        phi[active[climbed]] += step[climbed]
+        best[active[climbed]] = trial[climbed]
+        active = active[climbed & (np.abs(step) >= 1e-13)]
+    w = np.cos(phi)[:, None] * e1 + np.sin(phi)[:, None] * e2
+    mw, sw = _form(shapes, w)
+    return best - radius, w, c + mw / sw[:, None]
+
+
+def static_overlaps(centers, rotation, semi_axes, colliders, movable, tolerance=OVERLAP_TOLERANCE):
+    """Movable bodies deeper than ``tolerance`` times their smallest semi-axis in a static collider.
+
+    Planes, walls and tubes follow the solver's rules (solver/collision/driver.py:_static_contact); the
+    normal points from the collider towards the body (the direction that frees it).
+    """
+    centers = np.asarray(centers, dtype=np.float64)
+    semi_axes = np.asarray(semi_axes, dtype=np.float64)
+    bodies = np.flatnonzero(np.asarray(movable, dtype=bool))
+    out_a, out_b, out_depth, out_normal = [], [], [], []
+    if not bodies.size or not len(colliders.kind):
+        return Overlaps(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 3)))
+    shapes = shape_matrices(np.asarray(rotation, dtype=np.float64)[bodies], semi_axes[bodies])
+    c = centers[bodies]
+    threshold = tolerance * semi_axes[bodies].min(axis=1)
+    bounding = semi_axes[bodies].max(axis=1)
+    for s in range(len(colliders.kind)):
+        kind, point, normal = colliders.kind[s], colliders.point[s], colliders.normal[s]
+        rel = c - point
+        if kind == STATIC_TUBE:
+            radius, half_length = colliders.size[s]
+            along = rel @ normal
+            radial = np.sqrt(np.maximum(np.einsum("ki,ki->k", rel, rel) - along * along, 0.0))
+            near = np.flatnonzero((radial < radius) & (radial + bounding > radius)
+                                  & (np.abs(along) <= half_length + bounding))
+            depth, w, deepest = tube_depths(c[near], shapes[near], point, normal, radius)
+            within = np.abs((deepest - point) @ normal) <= half_length
+            hit = within & (depth > threshold[near])
+            k, depth, push = near[hit], depth[hit], -w[hit]
+        else:
+            mn, sn = _form(shapes, np.broadcast_to(normal, c.shape))
+            depth = sn - rel @ normal
+            hit = depth > threshold
+            if kind == STATIC_WALL:
+                # one-sided rectangle: the centre on the inner side, the deepest point over the rectangle
+                deepest = c - mn / sn[:, None] - point
+                hit &= (rel @ normal > 0.0) & (np.abs(deepest @ colliders.u[s]) <= colliders.size[s, 0]) \
+                    & (np.abs(deepest @ colliders.v[s]) <= colliders.size[s, 1])
+            k = np.flatnonzero(hit)
+            depth, push = depth[k], np.broadcast_to(normal, (k.size, 3))
+        out_a.append(np.full(k.size, -1 - s, dtype=np.int64))
+        out_b.append(bodies[k])
+        out_depth.append(depth)
+        out_normal.append(push)
+    return Overlaps(np.concatenate(out_a), np.concatenate(out_b), np.concatenate(out_depth),
+                    np.concatenate(out_normal).reshape(-1, 3))
+
+
+def separate(centers, rotation, semi_axes, movable, colliders, tolerance=OVERLAP_TOLERANCE, gap=1e-3,
+             iterations=SEPARATE_PASSES):
+    """Translations (N, 3) that move movable bodies out of every overlap deeper than ``tolerance``.
+
+    Each pass finds the overlaps the check would report and pushes each apart along its normal by its depth
+    plus ``gap`` times the smaller smallest semi-axis: a body against a collider or a fixed body moves the
+    whole way, two movable bodies half each; a body in several overlaps adds up its pushes. Bodies no
+    overlap touches never move. Only pairs with a body that moved in the last pass are measured again; the
+    candidate pairs are found with a skin and found again once a body moved further than half of it.
+    Returns (translations, the overlaps still left after the last pass).
+    """
+    centers = np.array(centers, dtype=np.float64)
+    semi_axes = np.asarray(semi_axes, dtype=np.float64)
+    movable = np.asarray(movable, dtype=bool)
+    smallest = semi_axes.min(axis=1)
+    radii = semi_axes.max(axis=1)
+    skin = 0.5 * float(np.mean(radii)) if len(radii) else 0.0
+    moved = np.zeros_like(centers)
+    since_pairs = np.full(len(centers), np.inf)  # distance moved since the pairs were found
+    changed = np.ones(len(centers), dtype=bool)
+    for _ in range(iterations):
+        now = centers + moved
+        if since_pairs.max(initial=0.0) > 0.5 * skin:
+            all_a, all_b = candidate_pairs(now, radii, skin)
+            since_pairs[:] = 0.0
+        mask = changed[all_a] | changed[all_b]
+        pairs = pair_overlaps(now, rotation, semi_axes, all_a[mask], all_b[mask], tolerance)
+        walls = static_overlaps(now, rotation, semi_axes, colliders, movable & changed, tolerance)
+        push = np.zeros_like(centers)
+        # body pairs: split between the movable ones
+        ma, mb = movable[pairs.a], movable[pairs.b]
+        share = np.where(ma & mb, 0.5, 1.0)
+        amount = (pairs.depth + gap * np.minimum(smallest[pairs.a], smallest[pairs.b])) * share
+        np.add.at(push, pairs.a, -(amount * ma)[:, None] * pairs.normal)
+        np.add.at(push, pairs.b, (amount * mb)[:, None] * pairs.normal)
+        np.add.at(push, walls.b, (walls.depth + gap * smallest[walls.b])[:, None] * walls.normal)
+        changed = np.any(push != 0.0, axis=1)
+        if not changed.any():
+            break
+        moved += push
+        since_pairs += np.linalg.norm(push, axis=1)
+    now = centers + moved
+    return moved, _joined(body_overlaps(now, rotation, semi_axes, tolerance),
+                          static_overlaps(now, rotation, semi_axes, colliders, movable, tolerance))
+
+
+def _joined(first, second):
+    return Overlaps(*(np.concatenate([x, y]) for x, y in zip(first, second)))

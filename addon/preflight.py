@@ -1,0 +1,302 @@
+"""Check Scene: every problem that would stop a simulation, found at once, before anything compiles.
+
+Reads the scene as the conversion (addon/convert.py) will, at the first frame of
+the range: each body's ellipsoid, the static colliders, the ropes' rest nodes
+and the settings. The geometry is plain numpy (addon/overlaps.py); nothing here
+imports the solver's numba kernels, so the check takes well under a second even
+before the first compile. Resolve Overlaps moves the bodies the check finds
+overlapping by the least it can.
+"""
+import contextlib
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from mathutils import Vector
+
+from ..solver import rotations
+from . import convert, overlaps
+from .properties import frame_range
+
+# solver/ropes/model.py refuses a drawn curve that turns back by more than this at a node
+MAX_KINK_DEGREES = 175.0
+SHOWN_IN_PANEL = 8
+
+
+@dataclass
+class Problem:
+    kind: str            # 'OVERLAP' (Resolve Overlaps can fix it), 'BODY', 'COLLIDER', 'ROPE' or 'SCENE'
+    message: str
+    objects: tuple = ()  # names of the objects involved
+    depth: float = 0.0   # overlaps: how deep, in metres
+
+
+@dataclass
+class Layout:
+    """What the check read: the bodies it can measure and the static colliders, in the solver's layout."""
+    bodies: list          # objects, sorted by name
+    centers: np.ndarray   # (N, 3)
+    rotation: np.ndarray  # (N, 3, 3) columns are the principal axes
+    semi_axes: np.ndarray  # (N, 3)
+    movable: np.ndarray   # (N,) dynamic bodies
+    colliders: list       # (object, label) per collider
+    statics: overlaps.Statics
+    problems: list
+
+
+@contextlib.contextmanager
+def at_frame(scene, frame):
+    """Evaluate the scene at ``frame`` and go back to the current frame afterwards."""
+    current = scene.frame_current
+    if current != frame:
+        scene.frame_set(frame)
+    try:
+        yield
+    finally:
+        if scene.frame_current != current:
+            scene.frame_set(current)
+
+
+def shape_extent(obj, matrix, semi):
+    """The semi-axes the body really has: the singular values of its shape empty's world matrix, so a scale
+    that flattens the shape along any direction (not only along its own axes) shows."""
+    empty = obj.quadric.shape_empty
+    if empty is None or empty.parent != obj:
+        return semi
+    linear = np.array((matrix @ empty.matrix_parent_inverse @ empty.matrix_basis).to_3x3())
+    if not np.all(np.isfinite(linear)):
+        return np.full(3, np.nan)
+    return np.linalg.svd(linear, compute_uv=False) * empty.empty_display_size
+
+
+def _body_problems(obj, semi, center):
+    """(what is wrong with a body, whether it has a shape to measure)."""
+    s = obj.quadric
+    name = obj.name
+    found = []
+    if not (np.all(np.isfinite(semi)) and np.all(np.isfinite(center))):
+        found.append(f"'{name}': its location, rotation or scale is not finite")
+    elif semi.min() <= 1e-9 * max(semi.max(), 1e-12):
+        found.append(f"'{name}': semi_axes {tuple(float(f'{x:.4g}') for x in semi)} has a zero axis: the mesh, the "
+                     "object's scale or its shape empty is flat; scale it up or make it a collider")
+    measurable = not found
+    value, field, unit = (s.mass, "mass", "kg") if s.mass_mode == 'MASS' else (s.density, "density", "kg/m^3")
+    if not (math.isfinite(value) and value > 0.0):
+        found.append(f"'{name}': {field} must be positive, got {value:g} {unit}")
+    if s.body_type == 'DYNAMIC' and obj.parent is not None:
+        found.append(f"'{name}': a dynamic body cannot have a parent ('{obj.parent.name}'); clear it with "
+                     "Alt+P > Clear and Keep Transformation, or make the body Static or Animated")
+    return found, measurable
+
+
+def _read_bodies(objs):
+    bodies, centers, quats, semis, movable, problems = [], [], [], [], [], []
+    for obj in objs:
+        s = obj.quadric
+        matrix = obj.matrix_world.copy() if s.body_type == 'ANIMATED' else convert.initial_matrix_world(obj)
+        center, q, semi = convert.body_shape_world(obj, matrix)
+        found, measurable = _body_problems(obj, shape_extent(obj, matrix, semi), center)
+        problems.extend(Problem('BODY', msg, (obj.name,)) for msg in found)
+        if not measurable:
+            continue
+        bodies.append(obj)
+        centers.append(center)
+        quats.append(q)
+        semis.append(semi)
+        movable.append(s.body_type == 'DYNAMIC')
+    rotation = rotations.to_matrix(np.array(quats).reshape(-1, 4)) if quats else np.zeros((0, 3, 3))
+    return (bodies, np.array(centers).reshape(-1, 3), rotation, np.array(semis).reshape(-1, 3),
+            np.array(movable, dtype=bool), problems)
+
+
+def _read_colliders(objs):
+    planes, boxes, tubes, colliders, problems = [], [], [], [], []
+    for obj in objs:
+        kind = obj.quadric.collider_kind
+        g = convert.collider_geometry(obj, kind)
+        if not all(np.all(np.isfinite(g[k])) for k in ("center", "half", "z_axis")):
+            problems.append(Problem('COLLIDER', f"'{obj.name}': its location, rotation or scale is not finite",
+                                    (obj.name,)))
+            continue
+        owner = len(colliders)
+        if kind == 'PLANE':
+            planes.append((owner, g["center"], g["z_axis"]))
+            label = "plane"
+        elif kind == 'TUBE':
+            radius, length = 0.5 * (g["half"][0] + g["half"][1]), 2.0 * g["half"][2]
+            if min(radius, length) <= 0.0:
+                field = "radius" if radius <= 0.0 else "length"
+                problems.append(Problem('COLLIDER', f"'{obj.name}': tube collider has zero {field}; scale the "
+                                                    "object up", (obj.name,)))
+                continue
+            tubes.append((owner, g["center"], g["z_axis"], radius, length))
+            label = "tube"
+        else:
+            if g["half"].min() <= 0.0:
+                axis = "xyz"[int(np.argmin(g["half"]))]
+                problems.append(Problem('COLLIDER', f"'{obj.name}': box collider has zero size along local {axis}; "
+                                                    "scale the object up", (obj.name,)))
+                continue
+            boxes.append((owner, g["center"], g["half"], rotations.to_matrix(g["rotation"])))
+            label = "box container"
+        colliders.append((obj, label))
+    return colliders, overlaps.statics(planes, boxes, tubes), problems
+
+
+def _rope_problems(arm, n_bodies):
+    s = arm.quadric
+    label = f"rope '{arm.name}'"
+    found = []
+    if arm.type != 'ARMATURE' or not len(arm.data.bones):
+        return [f"{label}: its rig has no bones; remove it and make the rope again from its curve"]
+    nodes = convert.rope_rest_nodes(arm)
+    lengths = np.linalg.norm(np.diff(nodes, axis=0), axis=1)
+    scale = max(float(np.max(np.abs(nodes))), 1.0) if np.all(np.isfinite(nodes)) else math.inf
+    if not math.isfinite(scale):
+        found.append(f"{label}: its bones are not finite")
+    elif np.any(lengths <= 1e-9 * scale):
+        k = int(np.argmax(lengths <= 1e-9 * scale))
+        found.append(f"{label}: nodes {k} and {k + 1} coincide (a segment of zero length); make the rope again "
+                     "from its curve")
+    else:
+        tangents = np.diff(nodes, axis=0) / lengths[:, None]
+        folds = np.flatnonzero(np.sum(tangents[1:] * tangents[:-1], axis=1)
+                               < math.cos(math.radians(MAX_KINK_DEGREES)))
+        if folds.size:
+            found.append(f"{label}: its curve folds back on itself at node {folds[0] + 1} (a turn of more than "
+                         f"{MAX_KINK_DEGREES:g} degrees); smooth the curve there or use more segments")
+    for field in ("rope_radius", "rope_density", "rope_young_modulus", "rope_shear_modulus"):
+        value = getattr(s, field)
+        if not (math.isfinite(value) and value > 0.0):
+            found.append(f"{label}: {field} must be positive, got {value:g}")
+    for end, mode, target, field in (("start", s.start_mode, s.start_object, "start_object"),
+                                     ("end", s.end_mode, s.end_object, "end_object")):
+        if mode == 'OBJECT' and target is None:
+            found.append(f"{label}: its {end} is tied to an object but {field} is empty; choose one")
+        elif mode == 'NEAREST' and not n_bodies:
+            found.append(f"{label}: its {end} is tied to the nearest body, but the scene has no Quadric body")
+    return found
+
+
+def read_scene(context, scene=None):
+    """The Layout of the scene's quadric objects at the first frame of the range, with the problems found
+    while reading (everything but overlaps)."""
+    scene = scene or context.scene
+    if context.view_layer is not None:
+        context.view_layer.update()  # world matrices as shown, also after a script's edits
+    objs = convert.simulated_objects(scene)
+    by_role = {role: [o for o in objs if o.quadric.role == role] for role in ('BODY', 'COLLIDER', 'ROPE')}
+    problems = []
+    start, end = frame_range(scene)
+    if end - start + 1 < 2:
+        problems.append(Problem('SCENE', f"frame range {start}-{end} is empty; it needs at least 2 frames"))
+    if not (by_role['BODY'] or by_role['ROPE']):
+        problems.append(Problem('SCENE', "nothing to simulate: add a Quadric body or make a rope first"))
+    with at_frame(scene, start):
+        bodies, centers, rotation, semi, movable, found = _read_bodies(by_role['BODY'])
+        problems += found
+        colliders, statics, found = _read_colliders(by_role['COLLIDER'])
+        problems += found
+        for arm in by_role['ROPE']:
+            problems += [Problem('ROPE', msg, (arm.name,)) for msg in _rope_problems(arm, len(by_role['BODY']))]
+    return Layout(bodies, centers, rotation, semi, movable, colliders, statics, problems)
+
+
+def _overlap_problems(layout, found):
+    """Problems for the overlaps found (body pairs, and bodies in static colliders)."""
+    names = [o.name for o in layout.bodies]
+    share = f"more than {overlaps.OVERLAP_TOLERANCE:.0%} of"
+    problems = []
+    for a, b, depth in zip(found.a, found.b, found.depth):
+        if a >= 0:
+            message = (f"'{names[a]}' overlaps '{names[b]}' by {depth:.3g} m ({share} the smaller one's smallest "
+                       "semi-axis)")
+            involved = (names[a], names[b])
+        else:
+            collider, label = layout.colliders[layout.statics.owner[-1 - a]]
+            message = (f"'{names[b]}' overlaps {label} '{collider.name}' by {depth:.3g} m ({share} its smallest "
+                       "semi-axis)")
+            involved = (names[b], collider.name)
+        problems.append(Problem('OVERLAP', message, involved, float(depth)))
+    return problems
+
+
+def find_overlaps(layout):
+    """All body pairs, and dynamic bodies against static colliders, overlapping beyond the solver's tolerance."""
+    pairs = overlaps.body_overlaps(layout.centers, layout.rotation, layout.semi_axes)
+    walls = overlaps.static_overlaps(layout.centers, layout.rotation, layout.semi_axes, layout.statics,
+                                     layout.movable)
+    return overlaps.Overlaps(*(np.concatenate([x, y]) for x, y in zip(pairs, walls)))
+
+
+def check(context, scene=None):
+    """Every problem the simulation would stop at, as a list of Problems (empty when the scene is fine)."""
+    layout = read_scene(context, scene)
+    return layout.problems + _overlap_problems(layout, find_overlaps(layout))
+
+
+def _translate(obj, delta):
+    """Move an object by a world-space delta, at its start pose (the one Clear Bake restores, if baked)."""
+    local = Vector(delta)
+    if obj.parent is not None:
+        local = (obj.parent.matrix_world @ obj.matrix_parent_inverse).to_3x3().inverted_safe() @ local
+    s = obj.quadric
+    if s.is_baked:
+        s.orig_location = Vector(s.orig_location) + local
+    else:
+        obj.location = obj.location + local
+
+
+def resolve(context, scene=None):
+    """Move dynamic bodies out of every overlap the check reports.
+
+    Returns ([(name, world delta)], largest move first; [why each overlap left could not be resolved]).
+    """
+    scene = scene or context.scene
+    layout = read_scene(context, scene)
+    moved, left = overlaps.separate(layout.centers, layout.rotation, layout.semi_axes, layout.movable,
+                                    layout.statics)
+    changes = []
+    for k in np.flatnonzero(np.any(moved != 0.0, axis=1)):
+        _translate(layout.bodies[k], moved[k])
+        changes.append((layout.bodies[k].name, moved[k]))
+    changes.sort(key=lambda item: -float(np.linalg.norm(item[1])))
+    stuck = []
+    for a, b, problem in zip(left.a, left.b, _overlap_problems(layout, left)):
+        if layout.movable[b] or (a >= 0 and layout.movable[a]):
+            stuck.append(f"{problem.message}: still there after {overlaps.SEPARATE_PASSES} passes (wedged in?)")
+        else:
+            stuck.append(f"{problem.message}: neither is a dynamic body, move one by hand")
+    return changes, stuck
+
+
+def describe_move(delta):
+    """'2.5 cm up', '1.2 mm along (0.6, 0.8, 0)': how far and which way a body moved."""
+    distance = float(np.linalg.norm(delta))
+    size = f"{distance * 100:.3g} cm" if distance >= 0.01 else f"{distance * 1000:.3g} mm"
+    unit = np.asarray(delta) / distance
+    for axis, (word_plus, word_minus) in enumerate((("+x", "-x"), ("+y", "-y"), ("up", "down"))):
+        if abs(unit[axis]) > 0.999:
+            return f"{size} {word_plus if unit[axis] > 0 else word_minus}"
+    return f"{size} along ({unit[0]:.2f}, {unit[1]:.2f}, {unit[2]:.2f})"
+
+
+def store(scene, problems):
+    """Keep the problems on the scene for the panel; the status line names how many and the first."""
+    qs = scene.quadric
+    qs.problems.clear()
+    for p in problems:
+        item = qs.problems.add()
+        item.message, item.kind = p.message, p.kind
+    if problems:
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        qs.status = f"Check: {problems[0].message}{more}"
+
+
+def report(op, problems):
+    """One error per problem, then a summary (the status bar shows the last): a script gets them all in its
+    RuntimeError."""
+    for p in problems:
+        op.report({'ERROR'}, p.message)
+    op.report({'ERROR'}, f"Check Scene found {len(problems)} problem{'s' if len(problems) != 1 else ''}; the "
+                         "Quadric panel lists them")

@@ -1,0 +1,5 @@
+# Quadric rope preset: dynamic kernmantle climbing rope 10 mm thick. Values and sources: docs/presets.md
+import bpy
+s = bpy.context.object.quadric
+s.rope_radius, s.rope_density, s.rope_damping = 0.005, 830.0, 0.1
+s.rope_young_modulus, s.rope_shear_modulus = 4400000.0, 1800000.0

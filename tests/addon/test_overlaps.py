@@ -1,0 +1,267 @@
+"""addon/overlaps.py (plain numpy, used by Check Scene before anything compiles) against closed forms and
+against the solver's own narrow phase and initial-overlap check."""
+import inspect
+
+import numpy as np
+import pytest
+
+from tests.addon.numpy_modules import load
+
+ov = load("overlaps")
+
+# The solver's narrow phase stops after a full Newton step under 3e-4 rad, which leaves its normal within
+# 3e-7 of the true one (solver/collision/narrowphase.py); ours stops under NEWTON_CONVERGED_STEP = 1e-6, so
+# within about 1e-12. Where the width gap is minimal its slope is zero, so a normal off by an angle t changes
+# the depth by about H t^2 / 2, H the gap's curvature on the sphere, at most a_max^2 / a_min for each body
+# plus the centre distance; to that adds the round-off of the gap itself (a few eps of its terms).
+SOLVER_NORMAL_ERROR = 3e-7
+OUR_NORMAL_ERROR = ov.NEWTON_CONVERGED_STEP ** 2
+EPS = np.finfo(np.float64).eps
+
+
+def random_rotations(rng, count):
+    q = rng.normal(size=(count, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    w, x, y, z = q.T
+    return np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+                     np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+                     np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], -2)
+
+
+def quaternion_of(matrix):
+    from solver.rotations import from_matrix
+
+    return tuple(from_matrix(matrix))
+
+
+@pytest.fixture(scope="module")
+def random_pairs():
+    """Pairs of ellipsoids (semi-axes 2-10 cm) along a random direction at 0.25-1.6 times their summed reaches
+    there: deep overlaps to clear separation."""
+    rng = np.random.default_rng(7)
+    count = 4000
+    axes_a, axes_b = rng.uniform(0.02, 0.1, (count, 3)), rng.uniform(0.02, 0.1, (count, 3))
+    rot_a, rot_b = random_rotations(rng, count), random_rotations(rng, count)
+    ma, mb = ov.shape_matrices(rot_a, axes_a), ov.shape_matrices(rot_b, axes_b)
+    ca = rng.uniform(-1.0, 1.0, (count, 3))
+    u = rng.normal(size=(count, 3))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    reach = np.sqrt(np.einsum("pi,pij,pj->p", u, ma, u)) + np.sqrt(np.einsum("pi,pij,pj->p", u, mb, u))
+    cb = ca + (rng.uniform(0.25, 1.6, count) * reach)[:, None] * u
+    return dict(axes_a=axes_a, axes_b=axes_b, rot_a=rot_a, rot_b=rot_b, ma=ma, mb=mb, ca=ca, cb=cb)
+
+
+def test_two_spheres_and_aligned_ellipsoids_closed_form():
+    # spheres: depth = r_a + r_b - distance, normal along the centre line, overlapping or apart
+    centers = np.array([[0.0, 0.0, 0.0], [0.15, 0.05, 0.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.5]])
+    semi = np.array([[0.1] * 3, [0.08] * 3, [0.2] * 3, [0.2] * 3])
+    rot = np.tile(np.eye(3), (4, 1, 1))
+    depth, normal = ov.ellipsoid_pair_depths(centers, rot, semi, np.array([0, 2]), np.array([1, 3]))
+    np.testing.assert_allclose(depth, [0.18 - np.hypot(0.15, 0.05), 0.4 - 0.5], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(normal, [[0.15 / np.hypot(0.15, 0.05), 0.05 / np.hypot(0.15, 0.05), 0], [0, 0, 1]],
+                               atol=1e-12)
+    # ellipsoids with parallel axes, offset along their x axes: depth = a_x + b_x - d
+    rot = random_rotations(np.random.default_rng(1), 1)
+    semi = np.array([[0.3, 0.1, 0.05], [0.2, 0.15, 0.1]])
+    centers = np.array([[0.0, 0.0, 0.0], 0.45 * rot[0][:, 0]])
+    depth, normal = ov.ellipsoid_pair_depths(centers, np.repeat(rot, 2, axis=0), semi, np.array([0]), np.array([1]))
+    assert depth[0] == pytest.approx(0.05, abs=1e-14)
+    np.testing.assert_allclose(normal[0], rot[0][:, 0], atol=1e-9)
+
+
+def test_pair_depths_match_the_solvers_narrow_phase(random_pairs):
+    from solver.collision import narrowphase
+
+    data = random_pairs
+    count = len(data["ca"])
+    ours, our_normal = ov.ellipsoid_pair_depths(np.concatenate([data["ca"], data["cb"]]),
+                                                np.concatenate([data["rot_a"], data["rot_b"]]),
+                                                np.concatenate([data["axes_a"], data["axes_b"]]),
+                                                np.arange(count), count + np.arange(count))
+    theirs, their_normal = np.empty(count), np.empty((count, 3))
+    cold = np.zeros(3)
+    for p in range(count):
+        theirs[p] = narrowphase.ellipsoid_ellipsoid_depth(data["ca"][p], data["ma"][p], data["rot_a"][p],
+                                                          data["cb"][p], data["mb"][p], data["rot_b"][p], cold,
+                                                          their_normal[p])
+    distance = np.linalg.norm(data["cb"] - data["ca"], axis=1)
+    curvature = (data["axes_a"].max(1) ** 2 / data["axes_a"].min(1) + data["axes_b"].max(1) ** 2
+                 / data["axes_b"].min(1) + distance)
+    angle = SOLVER_NORMAL_ERROR + OUR_NORMAL_ERROR
+    round_off = 8 * EPS * (data["axes_a"].max(1) + data["axes_b"].max(1) + distance)
+    tolerance = 0.5 * curvature * angle ** 2 + round_off
+    error = np.abs(ours - theirs)
+    assert (ours > 0).sum() > 1000 and (ours < 0).sum() > 1000  # both overlaps and separations were tried
+    assert np.all(error <= tolerance), (error / tolerance).max()
+    assert np.linalg.norm(our_normal - their_normal, axis=1).max() <= angle
+
+
+def test_tube_depths_match_the_solvers_narrow_phase():
+    from solver.collision import narrowphase
+
+    rng = np.random.default_rng(8)
+    count = 2000
+    axes = rng.uniform(0.02, 0.1, (count, 3))
+    rot = random_rotations(rng, count)
+    m = ov.shape_matrices(rot, axes)
+    axis = rng.normal(size=3)
+    axis /= np.linalg.norm(axis)
+    tube_center, radius = np.array([0.3, -0.2, 0.1]), 0.3
+    e1, e2 = ov.tangent_basis(axis[None])
+    angle = rng.uniform(0, 2 * np.pi, count)
+    radial = np.cos(angle)[:, None] * e1 + np.sin(angle)[:, None] * e2
+    # centres inside the tube, from clear of its wall to deep in it
+    offset = radius - rng.uniform(-0.3, 2.0, count) * axes.max(axis=1)
+    offset = np.clip(offset, 0.01, radius - 1e-3)
+    center = tube_center + offset[:, None] * radial + rng.uniform(-0.5, 0.5, count)[:, None] * axis
+    ours, w, deepest = ov.tube_depths(center, m, tube_center, axis, radius)
+    theirs, their_normal, their_point = np.empty(count), np.empty((count, 3)), np.empty((count, 3))
+    for p in range(count):
+        theirs[p] = narrowphase.ellipsoid_tube_depth(center[p], m[p], tube_center, axis, radius, their_point[p],
+                                                     their_normal[p])
+    assert (ours > 0).sum() > 300 and (ours < 0).sum() > 300
+    # both maximise the same smooth function of the angle around the axis; the solver's Newton on central
+    # differences (step 1e-5) stops at an angle within about 1e-7, so the reach agrees to the curvature
+    # (a_max^2 / a_min plus the offset) times that squared
+    curvature = axes.max(1) ** 2 / axes.min(1) + offset
+    tolerance = 0.5 * curvature * 1e-7 ** 2 + 8 * EPS * (radius + np.abs(center).sum(1))
+    assert np.all(np.abs(ours - theirs) <= tolerance), (np.abs(ours - theirs) / tolerance).max()
+    # and so does the direction of the deepest point, to that angle (the solver's normal points at the axis)
+    np.testing.assert_allclose(-w, their_normal, atol=1e-7)
+
+
+def test_overlap_tolerance_is_the_solvers():
+    import solver
+
+    default = inspect.signature(solver.Simulation).parameters["overlap_tolerance"].default
+    assert ov.OVERLAP_TOLERANCE == default
+
+
+def _scene_with(bodies, planes=(), boxes=(), tubes=()):
+    import solver
+
+    scene = solver.Scene()
+    for k, (center, rot, semi, fixed) in enumerate(bodies):
+        scene.add_ellipsoid(tuple(semi), position=tuple(center), orientation=quaternion_of(rot), fixed=fixed,
+                            name=f"b{k}")
+    for point, normal in planes:
+        scene.add_plane(point=tuple(point), normal=tuple(normal))
+    for center, half, rot in boxes:
+        scene.add_box_container(center=tuple(center), half_extents=tuple(half), rotation=quaternion_of(rot))
+    for center, axis, radius, length in tubes:
+        scene.add_tube(center=tuple(center), axis=tuple(axis), radius=radius, length=length)
+    return scene
+
+
+def _solver_refuses(scene):
+    import solver
+
+    try:
+        solver.Simulation(scene)
+    except ValueError as exc:
+        assert "overlaps" in str(exc)
+        return True
+    return False
+
+
+def test_what_the_check_reports_is_what_the_solver_refuses():
+    """Single bodies in a plane, a box container (floor and walls are one-sided rectangles) or a tube, and
+    pairs of bodies, placed around the tolerance: the solver refuses a scene exactly when the check reports."""
+    rng = np.random.default_rng(3)
+    rot_box = random_rotations(rng, 1)[0]
+    box = (np.array([0.0, 0.0, 0.5]), np.array([0.4, 0.3, 0.5]), rot_box)
+    tube = (np.array([2.0, 0.0, 0.5]), np.array([0.0, 0.6, 0.8]), 0.25, 1.0)
+    plane = (np.array([0.0, 0.0, -1.0]), np.array([0.0, 0.0, 1.0]))
+    colliders = ov.statics([(0, *plane)], [(1, *box)], [(2, *tube)])
+    agreed, reported = 0, 0
+    for trial in range(60):
+        semi = rng.uniform(0.03, 0.08, 3)
+        rot = random_rotations(rng, 1)[0]
+        # a point near a wall, the floor, the plane or the tube's wall, pushed in or out by up to 2 tolerances
+        target = trial % 4
+        if target == 0:
+            center = np.array([rng.uniform(-2, 4), rng.uniform(-2, 2), -1.0])
+            normal = plane[1]
+        elif target in (1, 2):
+            local = rng.uniform(-0.8, 0.8, 3) * box[1]
+            face = rng.integers(0, 2) if target == 1 else 2
+            local[face] = -box[1][face]
+            center = box[0] + rot_box @ local
+            normal = rot_box[:, face]
+        else:
+            e1, _ = ov.tangent_basis(tube[1][None] / np.linalg.norm(tube[1]))
+            center = tube[0] + tube[2] * e1[0] + rng.uniform(-0.3, 0.3) * tube[1]
+            normal = -e1[0]
+        reach = np.sqrt(normal @ ov.shape_matrices(rot[None], semi[None])[0] @ normal)
+        depth = rng.choice([-1, 1]) * rng.uniform(0.2, 2.0) * ov.OVERLAP_TOLERANCE * semi.min()
+        center = center + (reach - depth) * normal
+        found = ov.static_overlaps(center[None], rot[None], semi[None], colliders, np.array([True]))
+        refused = _solver_refuses(_scene_with([(center, rot, semi, False)], [plane], [box], [tube]))
+        agreed += refused == bool(found.a.size)
+        reported += bool(found.a.size)
+    for trial in range(30):
+        semi = rng.uniform(0.03, 0.08, (2, 3))
+        rot = random_rotations(rng, 2)
+        direction = rng.normal(size=3)
+        direction /= np.linalg.norm(direction)
+        m = ov.shape_matrices(rot, semi)
+        reach = np.sqrt(direction @ m[0] @ direction) + np.sqrt(direction @ m[1] @ direction)
+        centers = np.array([[0.0, 0.0, 0.0], reach * direction])
+        depth = ov.ellipsoid_pair_depths(centers, rot, semi, np.array([0]), np.array([1]))[0][0]
+        # move B along the common normal to a chosen depth around the tolerance
+        normal = ov.ellipsoid_pair_depths(centers, rot, semi, np.array([0]), np.array([1]))[1][0]
+        want = rng.choice([-1, 1]) * rng.uniform(0.2, 2.0) * ov.OVERLAP_TOLERANCE * semi.min()
+        centers[1] += (depth - want) * normal
+        found = ov.body_overlaps(centers, rot, semi)
+        refused = _solver_refuses(_scene_with([(centers[k], rot[k], semi[k], False) for k in range(2)]))
+        agreed += refused == bool(found.a.size)
+        reported += bool(found.a.size)
+    assert 20 < reported < 70  # both sides of the tolerance were tried
+    assert agreed == 90
+
+
+def test_candidate_pairs_are_the_touching_bounding_spheres():
+    rng = np.random.default_rng(5)
+    centers = rng.uniform(0, 1, (400, 3)) * [3.0, 1.0, 0.2]
+    radii = rng.uniform(0.01, 0.08, 400)
+    a, b = ov.candidate_pairs(centers, radii)
+    gap = np.linalg.norm(centers[:, None] - centers[None], axis=2) - radii[:, None] - radii[None]
+    want_a, want_b = np.nonzero(np.triu(gap <= 0.0, 1))
+    assert len(a) > 100
+    assert set(zip(a.tolist(), b.tolist())) == set(zip(want_a.tolist(), want_b.tolist()))
+    assert np.all(a < b)
+
+
+def test_separate_moves_only_offenders_by_their_depth():
+    # a sphere sunk 3 cm into the floor, a pair overlapping by 4 cm, a fixed body overlapped by a dynamic one,
+    # a resting pair within the tolerance, and a free body
+    r = 0.1
+    centers = np.array([[0.0, 0.0, 0.07], [1.0, 0.0, 0.5], [1.16, 0.0, 0.5], [2.0, 0.0, 0.5], [2.0, 0.17, 0.5],
+                        [3.0, 0.0, 0.5], [3.0, 0.0, 0.6995], [5.0, 0.0, 0.5]])
+    n = len(centers)
+    semi = np.full((n, 3), r)
+    rot = np.tile(np.eye(3), (n, 1, 1))
+    movable = np.array([True, True, True, False, True, True, True, True])
+    floor = ov.statics([(0, (0.0, 0.0, 0.0), (0.0, 0.0, 1.0))])
+    gap = 1e-3
+    moved, left = ov.separate(centers, rot, semi, movable, floor, gap=gap)
+    assert left.a.size == 0
+    after = centers + moved
+    assert ov.body_overlaps(after, rot, semi).a.size == 0
+    assert ov.static_overlaps(after, rot, semi, floor, movable).a.size == 0
+    extra = gap * r
+    np.testing.assert_allclose(moved[0], [0, 0, 0.03 + extra], atol=1e-12)       # lifted by its depth
+    np.testing.assert_allclose(moved[1], [-(0.02 + extra / 2), 0, 0], atol=1e-12)  # each half of 4 cm
+    np.testing.assert_allclose(moved[2], [0.02 + extra / 2, 0, 0], atol=1e-12)
+    np.testing.assert_allclose(moved[3], 0.0)                                      # fixed: stays
+    np.testing.assert_allclose(moved[4], [0, 0.03 + extra, 0], atol=1e-12)         # pushed off it all the way
+    np.testing.assert_allclose(moved[5:], 0.0)                                     # within tolerance, and free
+
+
+def test_separate_leaves_what_no_body_can_move():
+    centers = np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]])
+    semi = np.full((2, 3), 0.1)
+    rot = np.tile(np.eye(3), (2, 1, 1))
+    moved, left = ov.separate(centers, rot, semi, np.array([False, False]), ov.statics())
+    assert not moved.any()
+    assert left.a.tolist() == [0] and left.b.tolist() == [1] and left.depth[0] == pytest.approx(0.1)

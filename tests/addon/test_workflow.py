@@ -1,0 +1,150 @@
+"""Presets, tooltips, Copy from Active, adding a collection and Remove from Simulation in a real Blender
+(the halves in blender_scenarios.py). Blender stores float properties in single precision (6e-8 relative)."""
+import ast
+import os
+import re
+
+import pytest
+
+BUILT_IN_MATERIALS = {"sand", "gravel", "pebbles", "beans", "rice", "rubber", "glass_marbles", "ice", "wood_blocks"}
+BUILT_IN_ROPES = {"thread", "cotton_rope", "climbing_rope", "steel_cable", "chain", "garden_hose"}
+
+
+def preset_values(text):
+    """What a preset file assigns: {'friction': 0.1, ...} from lines like `s.a, s.b = 1.0, 'X'`."""
+    values = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], (ast.Tuple, ast.Attribute)):
+            targets = node.targets[0].elts if isinstance(node.targets[0], ast.Tuple) else [node.targets[0]]
+            numbers = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+            for target, value in zip(targets, numbers):
+                values[target.attr] = ast.literal_eval(value)
+    return values
+
+
+def assert_settings(read, expected):
+    assert expected, "nothing to compare"
+    for key, value in expected.items():
+        if isinstance(value, str):
+            assert read[key] == value, key
+        else:
+            assert read[key] == pytest.approx(value, rel=1e-7), key
+
+
+@pytest.fixture(scope="module")
+def presets(scenario):
+    return scenario("presets")
+
+
+def test_preset_menus_list_the_built_in_presets(presets):
+    assert {os.path.splitext(os.path.basename(f))[0] for f in presets["material_menu"]} >= BUILT_IN_MATERIALS
+    assert {os.path.splitext(os.path.basename(f))[0] for f in presets["rope_menu"]} >= BUILT_IN_ROPES
+
+
+def test_material_preset_through_the_preset_machinery_sets_the_values(presets):
+    assert presets["glass_result"] == ["FINISHED"]
+    expected = preset_values(presets["glass_file"])
+    assert set(expected) == {"friction", "restitution", "rolling_friction", "spinning_friction", "mass_mode",
+                             "density"}
+    assert presets["before"]["mass_mode"] == "MASS" and presets["before"]["density"] != expected["density"]
+    assert_settings(presets["glass"], expected)
+    assert presets["menu_label"] == "glass marbles"  # the menu shows the preset last chosen, as Blender's do
+
+
+def test_user_material_preset_is_saved_listed_and_applied(presets):
+    assert presets["add_result"] == ["FINISHED"]
+    assert presets["user_file_exists"] and presets["user_listed"]
+    assert_settings(presets["mix_read"], presets["mix_set"])  # back from the glass values it was set over
+
+
+def test_rope_preset_sets_the_rig_and_its_skin_radius(presets):
+    assert presets["steel_result"] == ["FINISHED"]
+    expected = preset_values(presets["steel_file"])
+    assert set(expected) == {"rope_radius", "rope_density", "rope_damping", "rope_young_modulus",
+                             "rope_shear_modulus"}
+    assert_settings(presets["steel"], expected)
+    for radii in presets["skin_radii"]:
+        assert radii == pytest.approx([expected["rope_radius"]] * 2, rel=1e-6)
+
+
+def test_panels_show_preset_menus_copy_and_remove(presets):
+    drawn = {tuple(x[:2]) for x in presets["panel"]}
+    for item in [("menu", "QUADRIC_MT_material_presets"), ("menu", "QUADRIC_MT_rope_presets"),
+                 ("operator", "quadric.material_preset_add"), ("operator", "quadric.rope_preset_add"),
+                 ("operator", "quadric.copy_from_active"), ("operator", "quadric.remove")]:
+        assert item in drawn, item
+
+
+@pytest.fixture(scope="module")
+def workflow(scenario):
+    return scenario("workflow")
+
+
+def test_copy_from_active_copies_settings_and_makes_meshes_bodies(workflow):
+    assert workflow["copy"] == ["FINISHED"]
+    source = workflow["copied"]["Source"]
+    for name in ("Body", "Plain"):
+        copied = workflow["copied"][name]
+        assert copied["role"] == "BODY", name
+        for key in ("friction", "restitution", "rolling_friction", "spinning_friction", "mass_mode", "density",
+                    "body_type"):
+            assert copied[key] == source[key], (name, key)
+    assert workflow["plain_has_shape"]  # the plain mesh was fitted first
+    assert workflow["lamp_role"] == "NONE"
+    reports = "\n".join(workflow["copy_reports"])
+    assert "Warning: skipped 'Lamp': it is not in the simulation, not a body" in reports
+    assert re.search(r"Info: copied .*friction.* from 'Source' to 2 objects \(1 made bodies first\)", reports), reports
+
+
+def test_add_body_on_a_whole_collection(workflow):
+    assert workflow["collection"] == ["FINISHED"]
+    roles = workflow["pebbles"]
+    pebbles = {name: role for name, role in roles.items() if re.fullmatch(r"Pebble\.\d", name)}
+    assert pebbles == {f"Pebble.{k}": "BODY" for k in range(4)}  # also the one in a child collection
+    assert {roles[f"Pebble.{k} Shape"] for k in range(4)} == {"NONE"}  # their shape empties joined them
+    assert roles["Marker"] == "NONE"   # not a mesh
+    assert workflow["body_friction_kept"] == pytest.approx(0.25)  # already a body: not fitted again
+    assert any("4 quadric bodies added from the collection 'Pebbles'; 1 already in the simulation" in line
+               for line in workflow["collection_reports"]), workflow["collection_reports"]
+    # without a name: the active collection
+    assert workflow["active_collection"] == ["FINISHED"] and workflow["bean_role"] == "BODY"
+
+
+def test_remove_acts_on_the_object_the_panel_shows_and_says_what_it_did(workflow):
+    assert ("operator_property", "quadric.remove", "object", "Body") in [tuple(x) for x in workflow["panel_remove"]]
+    assert workflow["remove_body"] == ["FINISHED"] and workflow["remove_rope"] == ["FINISHED"]
+    after = workflow["after_remove"]
+    assert after["body_role"] == "NONE" and not after["body_shape_left"]
+    assert after["plain_role"] == "BODY"  # selected, but not what the button named
+    reports = "\n".join(workflow["remove_reports"])
+    assert "Info: took body 'Body' out of the simulation (deleted its shape empty)" in reports, reports
+    assert "Info: removed rope 'Line Rope Rig' (its rig and mesh) and showed its curve 'Line' again" in reports
+
+
+def test_remove_on_a_rope_deletes_the_rig_and_restores_the_curve(workflow):
+    assert workflow["curve_hidden_as_rope"]
+    after = workflow["after_remove"]
+    assert not after["rig_left"] and not after["mesh_left"]
+    assert not after["curve_hidden"] and not after["curve_hide_render"]
+    assert workflow["remove_nothing"] == "Error: not in the Quadric simulation: 'Lamp'\n"
+
+
+UNITS = re.compile(r"kg|\bm\b|m/s|rad/s|m\^3|\bPa\b|1/s|dimensionless")
+
+
+def test_every_property_has_a_tooltip_and_user_facing_ones_a_unit_and_typical_range(scenario, presets):
+    props = scenario("tooltips")
+    assert len(props) > 40
+    missing = [name for name, p in props.items() if len(p["description"]) < 12]
+    assert not missing, missing
+    drawn = {x[1] for x in presets["panel"] if x[0] == "prop"}
+    checked = 0
+    for name, p in props.items():
+        owner, identifier = name.split(".")
+        if identifier not in drawn or p["type"] not in ("FLOAT", "INT"):
+            continue
+        checked += 1
+        assert "typical" in p["description"], name
+        if p["type"] == "FLOAT":
+            assert UNITS.search(p["description"]), name
+    assert checked >= 14
