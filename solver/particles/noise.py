@@ -13,8 +13,9 @@ from numba import njit
 from ..math3d import JIT
 
 MASK32 = 0xFFFFFFFF
-# divides the curl so that its mean length over space is about 1 (measured over 10^6 random points: 1.38)
-CURL_SCALE = 1.38
+# divides the curl so that its mean length over space is about 1 (its mean over 10^6 random points and three
+# seeds is 1.687)
+CURL_SCALE = 1.69
 
 
 @njit(**JIT, inline="always")

@@ -1,0 +1,106 @@
+"""Particles against the static colliders: Coulomb sliding, rebound height, resting without sinking, box walls and
+tubes that keep particles in."""
+import math
+
+import numpy as np
+import pytest
+
+import solver
+
+G = 9.81
+
+
+def test_a_particle_sliding_on_a_plane_stops_after_v0_squared_over_2_mu_g():
+    """Friction takes mu g h of speed per substep, so the particle stops after v0 / (mu g); it moved each substep
+    by the speed it had before that substep's friction, which adds half a substep's travel, v0 h / 2, to
+    v0^2 / (2 mu g). Allowed: v0 h."""
+    mu, v0, radius = 0.4, 2.0, 0.05
+    scene = solver.Scene(gravity=(0.0, 0.0, -G))
+    scene.add_plane(material=solver.Material(friction=mu))
+    group = scene.add_particles([[0.0, 0.0, radius]], velocities=[[v0, 0.0, 0.0]], radius=radius,
+                                material=solver.Material(friction=mu))
+    sim = solver.Simulation(scene)
+    fps, substeps = 24, 10
+    recording = sim.run(frames=48, fps=fps, substeps=substeps)
+    h = 1.0 / (fps * substeps)
+    path = recording.particles(group)[:, 0]
+    assert path[-1, 0] == pytest.approx(v0 ** 2 / (2.0 * mu * G), abs=v0 * h)
+    assert np.all(np.abs(path[:, 2] - radius) < 1e-12)  # resting on the plane, never sinking into it
+    assert np.all(sim.state.particle_velocities(group) == 0.0)  # stopped, not creeping
+
+
+def test_friction_combines_by_geometric_mean():
+    v0 = 1.0
+    scene = solver.Scene()
+    scene.add_plane(material=solver.Material(friction=0.9))
+    group = scene.add_particles([[0.0, 0.0, 0.0]], velocities=[[0.0, v0, 0.0]],
+                                material=solver.Material(friction=0.1))
+    sim = solver.Simulation(scene, dt=1e-4)
+    sim.step(10000)
+    mu = math.sqrt(0.9 * 0.1)
+    assert sim.state.particle_positions(group)[0, 1] == pytest.approx(v0 ** 2 / (2.0 * mu * G), abs=v0 * 1e-4)
+
+
+@pytest.mark.parametrize("restitution", [0.5, 0.8])
+def test_a_bouncing_particle_rises_to_e_squared_h(restitution):
+    """The contact is found at the end of the substep in which the particle reached the plane: by then it has
+    fallen up to v h further (undone by the projection, which keeps its speed) and gained up to g h of speed;
+    and in free flight the discrete (symplectic Euler) orbit is off the parabola by |v| h / 2. Together the
+    apex is e^2 H within 2 v h; reading it from the frames (1/240 s apart) misses at most g (1/240)^2 / 8."""
+    height, radius = 1.0, 0.05
+    scene = solver.Scene(gravity=(0.0, 0.0, -G))
+    scene.add_plane(material=solver.Material(restitution=0.0))
+    group = scene.add_particles([[0.0, 0.0, radius + height]], radius=radius,
+                                material=solver.Material(restitution=restitution))  # restitution combines by max
+    fps, substeps = 240, 10
+    recording = solver.Simulation(scene).run(frames=200, fps=fps, substeps=substeps)
+    z = recording.particles(group)[:, 0, 2] - radius
+    landed = int(np.argmin(z[:150]))  # the first impact, before the second one
+    apex = z[landed:].max()
+    h = 1.0 / (fps * substeps)
+    impact_speed = math.sqrt(2.0 * G * height)
+    assert apex == pytest.approx(restitution ** 2 * height, abs=2.0 * impact_speed * h + G / fps ** 2 / 8.0)
+    assert z.min() > -1e-12
+
+
+def test_below_the_restitution_threshold_nothing_bounces():
+    scene = solver.Scene()
+    scene.add_plane(material=solver.Material(restitution=1.0))
+    group = scene.add_particles([[0.0, 0.0, 0.0]], velocities=[[0.0, 0.0, -0.1]])
+    sim = solver.Simulation(scene, restitution_threshold=0.2)
+    sim.step()
+    assert sim.state.particle_velocities(group)[0, 2] == 0.0
+
+
+def test_a_box_container_keeps_particles_in_and_lets_those_outside_pass():
+    rng = np.random.default_rng(3)
+    half = np.array([0.5, 0.4, 1.0])  # tall enough that none leaves through the open top
+    radius = 0.02
+    scene = solver.Scene()
+    scene.add_box_container(center=(0.0, 0.0, half[2]), half_extents=half,
+                            material=solver.Material(restitution=0.6, friction=0.2))
+    start = np.column_stack([rng.uniform(-0.8, 0.8, size=(300, 2)) * half[:2], rng.uniform(0.05, 0.5, 300)])
+    inside = scene.add_particles(start, velocities=rng.normal(scale=(3.0, 3.0, 1.0), size=(300, 3)), radius=radius)
+    outside = scene.add_particles([[1.0, 0.0, 0.5]], velocities=[[0.0, 0.0, 0.0]])  # beside the box: falls past
+    recording = solver.Simulation(scene).run(frames=48, fps=24, substeps=10)
+    x = recording.particles(inside)
+    assert np.all(np.abs(x[..., :2]) <= half[:2] - radius + 1e-9)
+    assert np.all(x[..., 2] >= radius - 1e-9)
+    assert recording.particles(outside)[-1, 0, 2] < -1.0  # nothing held it: it fell for two seconds
+
+
+def test_a_tube_keeps_particles_inside_its_wall():
+    rng = np.random.default_rng(4)
+    tube_radius, radius = 0.3, 0.01
+    scene = solver.Scene()
+    scene.add_plane()
+    scene.add_tube(center=(0.0, 0.0, 1.0), axis=(0.0, 0.0, 1.0), radius=tube_radius, length=2.0)
+    angle = rng.uniform(0.0, 2.0 * math.pi, 200)
+    r = rng.uniform(0.0, 0.25, 200)
+    start = np.column_stack([r * np.cos(angle), r * np.sin(angle), rng.uniform(0.1, 1.5, 200)])
+    group = scene.add_particles(start, velocities=rng.normal(scale=4.0, size=(200, 3)) * (1.0, 1.0, 0.2),
+                                radius=radius)
+    scene.add_force(solver.Vortex(strength=2.0))
+    recording = solver.Simulation(scene).run(frames=48, fps=24, substeps=10)
+    x = recording.particles(group)
+    assert np.all(np.hypot(x[..., 0], x[..., 1]) <= tube_radius - radius + 1e-9)
