@@ -207,7 +207,7 @@ def check_force(force, index: int, groups: list) -> dict:
                                            f"add the groups before their forces)")
     if isinstance(force, Springs):
         n = group_size(groups[force.group])
-        index_pairs(owner, "pairs", force.pairs, n, f"particle of group {force.group}")
+        index_pairs(owner, "pairs", force.pairs, n, "particle", f"group {force.group} has")
     return force.to_dict()
 
 

@@ -43,9 +43,9 @@ def _indices(owner: str, field: str, value, n: int) -> list:
     return sorted({integer(owner, field, v, -n, n - 1, "a particle index") % n for v in values})
 
 
-def index_pairs(owner: str, field: str, value, n, what: str) -> np.ndarray:
+def index_pairs(owner: str, field: str, value, n, what: str, holder: str = "there are") -> np.ndarray:
     """An (m, 2) int64 array of pairs of two different indices from 0 to n - 1 (n None: any >= 0); ``what``
-    names an index in errors ('vertex')."""
+    names an index in errors ('vertex'), ``holder`` what has n of them ('group 2 has')."""
     try:
         pairs = np.asarray(value)
     except (ValueError, TypeError):
@@ -62,7 +62,7 @@ def index_pairs(owner: str, field: str, value, n, what: str) -> np.ndarray:
     if bad.size:
         k = int(bad[0])
         missing = int(pairs[k][outside[k]][0])
-        there = "indices start at 0" if n is None else f"there are {n}, numbered 0 to {n - 1}"
+        there = "indices start at 0" if n is None else f"{holder} {n}, numbered 0 to {n - 1}"
         raise FieldError(owner, f"{field}[{k}]", f"refers to {what} {missing}, which does not exist ({there})")
     same = np.flatnonzero(pairs[:, 0] == pairs[:, 1])
     if same.size:
