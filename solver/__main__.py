@@ -109,7 +109,8 @@ def _run(args) -> int:
         return 2
     elapsed = time.perf_counter() - start
     groups = f", {len(recording.particle_groups)} particle groups" if recording.particle_groups else ""
-    print(f"wrote {args.output}: {recording.frames} frames, {len(recording.body_names)} bodies{groups} in {elapsed:.1f} s "
+    print(f"wrote {args.output}: {recording.frames} frames, {len(recording.body_names)} bodies{groups} "
+          f"in {elapsed:.1f} s "
           f"(threading layer {sim.stats['threading_layer']}, {numba.get_num_threads()} threads)")
     return 0
 

@@ -1,8 +1,9 @@
 """Scene: a plain, serialisable description of what to simulate.
 
 A Scene holds bodies, static colliders, ropes, particle groups, mass-spring
-bodies, force objects, materials and gravity as plain Python values. It validates every value when it is added, so an error names the
-object and the field, and it saves to and loads from JSON so a bake can run on
+bodies, force objects, materials and gravity as plain Python values. It
+validates every value when it is added, so an error names the object and the
+field, and it saves to and loads from JSON so a bake can run on
 another machine (``python -m solver run scene.json``). Loading checks the file
 against its schema: a SceneFileError names the file and the JSON path.
 """

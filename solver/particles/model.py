@@ -167,7 +167,8 @@ def build_particles(scene, integrator: str = "symplectic_euler"):
         y=y, time=np.zeros(1), diverged=np.full(2, -1, dtype=np.int64), counters=np.zeros(2, dtype=np.int64),
         work_start=np.zeros(6 * n), work_y=np.zeros(6 * n), work_k1=np.zeros(6 * n), work_k2=np.zeros(6 * n),
         work_k3=np.zeros(6 * n), work_k4=np.zeros(6 * n), work_force=np.zeros(3 * n),
-        work_value=np.zeros(n_springs), work_grad=np.zeros((n_springs, 2, 3)), work_r=np.zeros(3 * n), work_p=np.zeros(3 * n),
+        work_value=np.zeros(n_springs), work_grad=np.zeros((n_springs, 2, 3)), work_r=np.zeros(3 * n),
+        work_p=np.zeros(3 * n),
         work_z=np.zeros(3 * n), work_q=np.zeros(3 * n), work_diag=np.zeros(3 * n), work_dv=np.zeros(3 * n))
     return model, state
 

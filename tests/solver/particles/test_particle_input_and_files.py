@@ -25,7 +25,8 @@ LINE = [[0.0, 0.0, 1.0], [0.1, 0.0, 1.0], [0.2, 0.0, 1.0]]
     (dict(positions=np.zeros((0, 3))), "particles 'Sparks' (group 0): positions must hold at least one point"),
     (dict(velocities=[[0, 0, 0]]), "particles 'Sparks' (group 0): velocities must be an (3, 3) array"),
     (dict(radius=-0.1), "particles 'Sparks' (group 0): radius must be >= 0, got -0.1"),
-    (dict(pinned=[5]), "particles 'Sparks' (group 0): pinned 5 is out of range: expected a particle index from -3 to 2"),
+    (dict(pinned=[5]),
+     "particles 'Sparks' (group 0): pinned 5 is out of range: expected a particle index from -3 to 2"),
     (dict(material="rubber"), "particles 'Sparks' (group 0): material must be a solver.Material, got str"),
 ])
 def test_bad_particles_name_the_group_and_the_field(change, message):
@@ -60,7 +61,8 @@ def test_bad_mass_spring_bodies_name_the_body_and_the_field(change, message):
 
 
 @pytest.mark.parametrize("force, message", [
-    (lambda: solver.Springs(0, [(0, 5)], 10.0), "Springs (force 0): pairs[0] refers to particle 5, which does not exist (group 0 has 3, numbered 0 to 2)"),
+    (lambda: solver.Springs(0, [(0, 5)], 10.0),
+     "Springs (force 0): pairs[0] refers to particle 5, which does not exist (group 0 has 3, numbered 0 to 2)"),
     (lambda: solver.Springs(3, [(0, 1)], 10.0), "Springs (force 0): group names group 3, which does not exist"),
     (lambda: solver.Springs(0, [(0, 1)], -10.0), "Springs: stiffness must be positive and finite, got -10.0"),
     (lambda: solver.Springs(0, [(0, 1)], 1.0, rest_lengths=[1.0, 2.0]), "Springs: rest_lengths must be 1 lengths"),
@@ -147,7 +149,8 @@ def test_scenes_without_particles_write_no_particle_keys():
     (lambda d: d["particles"][1].update(edges=[[0, 7]]), "particles[1].edges[0] refers to vertex 7"),
     (lambda d: d["particles"][1].update(material=9), "particles[1].material 9 is out of range"),
     (lambda d: d["forces"][0].update(type="gravity"), "forces[0].type must be one of 'drag', 'springs'"),
-    (lambda d: d["forces"][1].update(pairs=[[0, 3]]), "forces[1].pairs[0] refers to particle 3, which does not exist (group 0 has 3"),
+    (lambda d: d["forces"][1].update(pairs=[[0, 3]]),
+     "forces[1].pairs[0] refers to particle 3, which does not exist (group 0 has 3"),
     (lambda d: d["forces"][2].pop("strength"), "forces[2].strength is missing"),
     (lambda d: d["forces"][5].update(groups=[4]), "forces[5].groups names group 4, which does not exist"),
     (lambda d: d.update(particles={}), "particles must be a list"),
