@@ -4,8 +4,11 @@ A particle of radius r that ends the step closer than r to a collider (or throug
 the surface along the collider's normal, so a resting particle does not sink. Its velocity then gets an
 impulse: the normal approach speed u is replaced by e u away from the collider (e = 0 below the
 restitution threshold), and the tangential velocity loses up to mu times that normal change (Coulomb
-friction: a particle sliding under gravity slows at mu g). Materials combine as the bodies' do: friction by
-geometric mean, restitution by maximum.
+friction: a particle sliding under gravity slows at mu g). The friction's change of velocity moves the
+particle back too, by h times that change, as if the step had ended with the new velocity (x1 = x0 + h v1,
+as in symplectic Euler), but never behind where it started the step: otherwise a particle held by static
+friction would still creep by its tangential acceleration times h^2 every step. Materials combine as the
+bodies' do: friction by geometric mean, restitution by maximum.
 
 Box walls are one-sided rectangles and tubes are open inside: only a particle that started the step in front
 of the wall (or inside the tube) collides with it, so one leaving through the open top, or passing outside,
@@ -19,7 +22,7 @@ from ..model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
 
 
 @njit(**JIT, inline="always")
-def _resolve(y, size, i, nx, ny, nz, depth, friction, restitution, threshold):
+def _resolve(y, y0, size, i, nx, ny, nz, depth, friction, restitution, threshold, h):
     """Move particle i by depth along the unit normal n and give it the contact impulse (module docstring)."""
     y[3 * i] += depth * nx
     y[3 * i + 1] += depth * ny
@@ -30,23 +33,33 @@ def _resolve(y, size, i, nx, ny, nz, depth, friction, restitution, threshold):
     if normal >= 0.0:
         return
     change = -(1.0 + (restitution if -normal > threshold else 0.0)) * normal
-    vx += change * nx
-    vy += change * ny
-    vz += change * nz
-    along = vx * nx + vy * ny + vz * nz
-    tx, ty, tz = vx - along * nx, vy - along * ny, vz - along * nz
+    y[j] = vx + change * nx
+    y[j + 1] = vy + change * ny
+    y[j + 2] = vz + change * nz
+    tx, ty, tz = vx - normal * nx, vy - normal * ny, vz - normal * nz
     slide = np.sqrt(tx * tx + ty * ty + tz * tz)
-    if slide > 0.0:
-        keep = max(0.0, 1.0 - friction * change / slide)
-        vx, vy, vz = along * nx + keep * tx, along * ny + keep * ty, along * nz + keep * tz
-    y[j], y[j + 1], y[j + 2] = vx, vy, vz
+    if slide == 0.0:
+        return
+    # the friction's change of velocity, -min(1, mu change / slide) t, applied to the velocity and, times h but
+    # at most back to the start of the step along t, to the position
+    lost = min(1.0, friction * change / slide)
+    y[j] -= lost * tx
+    y[j + 1] -= lost * ty
+    y[j + 2] -= lost * tz
+    moved = ((y[3 * i] - y0[3 * i]) * tx + (y[3 * i + 1] - y0[3 * i + 1]) * ty
+             + (y[3 * i + 2] - y0[3 * i + 2]) * tz) / slide
+    back = min(h * lost * slide, max(0.0, moved)) / slide
+    y[3 * i] -= back * tx
+    y[3 * i + 1] -= back * ty
+    y[3 * i + 2] -= back * tz
 
 
 @njit(**JIT)
-def collide_particles(model, particle_model, state, restitution_threshold):
+def collide_particles(model, particle_model, state, h, restitution_threshold):
     """Resolve the contacts of every movable particle with every static collider; returns how many there were.
 
-    model: the scene's Model (static colliders and materials); the start positions are in state.work_start.
+    model: the scene's Model (static colliders and materials); h: the step; the start positions are in
+    state.work_start.
     """
     size = 3 * particle_model.n_particles
     y, y0 = state.y, state.work_start
@@ -80,8 +93,8 @@ def collide_particles(model, particle_model, state, restitution_threshold):
                         if abs(dx * axes_u[s, 0] + dy * axes_u[s, 1] + dz * axes_u[s, 2]) > sizes[s, 0] or \
                                 abs(dx * axes_v[s, 0] + dy * axes_v[s, 1] + dz * axes_v[s, 2]) > sizes[s, 1]:
                             continue
-                    _resolve(y, size, i, nx, ny, nz, depth, np.sqrt(mu * friction[static_material[s]]),
-                             max(e, restitution[static_material[s]]), restitution_threshold)
+                    _resolve(y, y0, size, i, nx, ny, nz, depth, np.sqrt(mu * friction[static_material[s]]),
+                             max(e, restitution[static_material[s]]), restitution_threshold, h)
                     contacts += 1
                 elif kind == STATIC_TUBE:
                     along = dx * nx + dy * ny + dz * nz
@@ -97,8 +110,18 @@ def collide_particles(model, particle_model, state, restitution_threshold):
                     sx, sy, sz = sx - start_along * nx, sy - start_along * ny, sz - start_along * nz
                     if sx * sx + sy * sy + sz * sz >= sizes[s, 0] * sizes[s, 0]:
                         continue  # it was outside the tube
-                    _resolve(y, size, i, -rx / radial, -ry / radial, -rz / radial, depth,
+                    _resolve(y, y0, size, i, -rx / radial, -ry / radial, -rz / radial, depth,
                              np.sqrt(mu * friction[static_material[s]]), max(e, restitution[static_material[s]]),
-                             restitution_threshold)
+                             restitution_threshold, h)
+                    # friction's move along the curved wall takes it out by (move)^2 / 2R: onto the wall again
+                    dx, dy, dz = y[3 * i] - px, y[3 * i + 1] - py, y[3 * i + 2] - pz
+                    along = dx * nx + dy * ny + dz * nz
+                    rx, ry, rz = dx - along * nx, dy - along * ny, dz - along * nz
+                    radial = np.sqrt(rx * rx + ry * ry + rz * rz)
+                    if radial > sizes[s, 0] - radius:
+                        scale = (sizes[s, 0] - radius) / radial - 1.0
+                        y[3 * i] += scale * rx
+                        y[3 * i + 1] += scale * ry
+                        y[3 * i + 2] += scale * rz
                     contacts += 1
     return contacts

@@ -29,7 +29,7 @@ def particle_substep(model, particle_model, state, h, restitution_threshold):
         rk4(particle_model, state, t, h)
     else:
         implicit_euler(particle_model, state, t, h)
-    state.counters[CONTACTS] = collide_particles(model, particle_model, state, restitution_threshold)
+    state.counters[CONTACTS] = collide_particles(model, particle_model, state, h, restitution_threshold)
     state.time[0] = t + h
     particle = first_non_finite_particle(state.y, particle_model.n_particles)
     if particle < 0:

@@ -11,8 +11,8 @@ G = 9.81
 
 
 def test_a_particle_sliding_on_a_plane_stops_after_v0_squared_over_2_mu_g():
-    """Friction takes mu g h of speed per substep, so the particle stops after v0 / (mu g); it moved each substep
-    by the speed it had before that substep's friction, which adds half a substep's travel, v0 h / 2, to
+    """Friction takes mu g h of speed per substep, so the particle stops after v0 / (mu g); it moves each substep
+    by the speed it has after that substep's friction, which takes half a substep's travel, v0 h / 2, from
     v0^2 / (2 mu g). Allowed: v0 h."""
     mu, v0, radius = 0.4, 2.0, 0.05
     scene = solver.Scene(gravity=(0.0, 0.0, -G))
@@ -27,6 +27,37 @@ def test_a_particle_sliding_on_a_plane_stops_after_v0_squared_over_2_mu_g():
     assert path[-1, 0] == pytest.approx(v0 ** 2 / (2.0 * mu * G), abs=v0 * h)
     assert np.all(np.abs(path[:, 2] - radius) < 1e-12)  # resting on the plane, never sinking into it
     assert np.all(sim.state.particle_velocities(group) == 0.0)  # stopped, not creeping
+
+
+@pytest.mark.parametrize("slope_degrees", [15.0, 30.0])
+def test_a_particle_on_an_incline_holds_below_the_friction_angle_and_slides_above_it(slope_degrees):
+    """tan(slope) < mu: static friction holds it exactly (no creep); above, it slides at g (sin - mu cos).
+    Under constant acceleration a, symplectic Euler's positions are a h^2 k (k + 1) / 2 = a T^2 / 2 + a h T / 2
+    after k = T / h steps: allowed a h T."""
+    mu, slope = 0.4, math.radians(slope_degrees)  # the friction angle is atan(0.4) = 21.8 degrees
+    normal = (-math.sin(slope), 0.0, math.cos(slope))
+    downhill = np.array([math.cos(slope), 0.0, math.sin(slope)])
+    scene = solver.Scene(gravity=(0.0, 0.0, -G))
+    scene.add_plane(normal=normal, material=solver.Material(friction=mu))
+    group = scene.add_particles([[0.0, 0.0, 0.0]], material=solver.Material(friction=mu))
+    h, seconds = 1.0 / 240.0, 1.0
+    sim = solver.Simulation(scene, dt=h)
+    sim.step(round(seconds / h))
+    travelled = -float(sim.state.particle_positions(group)[0] @ downhill)
+    acceleration = max(0.0, G * (math.sin(slope) - mu * math.cos(slope)))
+    assert travelled == pytest.approx(0.5 * acceleration * seconds ** 2, abs=acceleration * h * seconds + 1e-12)
+    assert abs(float(sim.state.particle_positions(group)[0] @ normal)) < 1e-12  # on the plane
+
+
+@pytest.mark.parametrize("integrator", ["euler", "midpoint", "rk4", "implicit_euler"])
+def test_static_friction_holds_with_every_integrator(integrator):
+    slope = math.radians(15.0)
+    scene = solver.Scene(gravity=(0.0, 0.0, -G))
+    scene.add_plane(normal=(-math.sin(slope), 0.0, math.cos(slope)), material=solver.Material(friction=0.4))
+    group = scene.add_particles([[0.0, 0.0, 0.0]], material=solver.Material(friction=0.4))
+    sim = solver.Simulation(scene, integrator=integrator)
+    sim.step(240)
+    assert np.abs(sim.state.particle_positions(group)).max() < 1e-12
 
 
 def test_friction_combines_by_geometric_mean():
