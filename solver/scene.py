@@ -221,19 +221,21 @@ class Scene:
 
     # --------------------------------------------------------------- particles
     def add_particles(self, positions, velocities=None, mass=1.0, radius=0.0, material=None, pinned=(),
-                      name=None) -> int:
+                      name=None, particle_collisions=False) -> int:
         """Add a group of point particles and return its group index (shared with add_mass_spring).
 
         positions, velocities: (n, 3) in m and m/s (velocities default to rest); mass: kg per particle, one
         number for all or n numbers; radius: the distance they keep from colliders (0: points); pinned:
         particle indices (negative ones count from the end) that keep their positions. Gravity acts on every
-        particle; other forces through add_force. They collide with planes, box containers and tubes.
+        particle; other forces through add_force. They collide with planes, box containers and tubes, and
+        with ``particle_collisions`` (and radius > 0) with each other and with the particles of other such
+        groups.
         """
         from .particles.groups import check_particles, group_label
 
         index = len(self.particles)
         owner = group_label("particles", index, name_or_none(f"particles (group {index})", "name", name))
-        values = check_particles(owner, positions, velocities, mass, radius, pinned)
+        values = check_particles(owner, positions, velocities, mass, radius, pinned, particle_collisions)
         self.particles.append(dict(kind="particles", name=name, **values,
                                    material=self._material_index(owner, material)))
         return index
@@ -350,7 +352,8 @@ _FILE_KEYS = {
 _ADD = dict(bodies="add_ellipsoid", planes="add_plane", boxes="add_box_container", tubes="add_tube", ropes="add_rope")
 # particle groups by their "kind": (required, optional) keys and the add_* method
 _GROUP_KEYS = {
-    "particles": (("positions",), ("name", "velocities", "mass", "radius", "material", "pinned")),
+    "particles": (("positions",), ("name", "velocities", "mass", "radius", "material", "pinned",
+                                   "particle_collisions")),
     "mass_spring": (("vertices", "edges", "mass", "stiffness", "damping"),
                     ("name", "bending", "pinned", "material", "velocities", "radius")),
 }

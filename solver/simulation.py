@@ -18,6 +18,7 @@ from .particles.integrators import INTEGRATORS
 from .particles.model import (CG_ITERATIONS, build_particles, copy_particle_state, particle_positions,
                               particle_velocities)
 from .particles.model import CONTACTS as PARTICLE_CONTACTS
+from .particles.model import PAIRS as PARTICLE_PAIRS
 from .recording import Recording
 from .runtime import threading_layer
 from .ropes.model import build_ropes, copy_rope_state, rope_nodes, rope_segments
@@ -378,6 +379,7 @@ class Simulation:
             counters = self._particle_state.counters
             self.stats["particle_contacts"] = int(counters[PARTICLE_CONTACTS])  # of the last substep
             self.stats["cg_iterations"] = int(counters[CG_ITERATIONS])  # of the last implicit_euler step
+            self.stats["particle_pairs"] = int(counters[PARTICLE_PAIRS])  # touching particles, last substep
 
     def _record(self, recording: Recording, frame: int) -> None:
         recording.body_poses[frame, :, :3] = self._bodies.position

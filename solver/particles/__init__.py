@@ -1,4 +1,4 @@
-"""Particles and mass-spring bodies: groups, force objects, ODE integrators, collisions with static colliders.
+"""Particles and mass-spring bodies: groups, force objects, ODE integrators, collisions.
 
 groups.py       checks the groups of Scene.add_particles / add_mass_spring; mass lumping, bending springs
 forces.py       the force objects (Drag, Springs, Wind, Vortex, Turbulence, Attractor) as plain values
@@ -10,5 +10,6 @@ system.py       the particle system seen by the integrators: dimension, get/set 
 integrators.py  explicit integrators: symplectic Euler, Euler, midpoint, RK4
 implicit.py     linearised backward Euler with conjugate gradients
 collisions.py   impulses and position projection against planes, box walls and tubes
+pair_contacts.py  contacts between particles of groups with particle_collisions (hashed grid, sweeps)
 substep.py      one particle substep: integrate, collide, non-finite check
 """

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validate import FieldError, array, describe, integer, number
+from ..validate import FieldError, array, describe, flag, integer, number
 
 
 def group_label(kind: str, index: int, name) -> str:
@@ -71,15 +71,19 @@ def index_pairs(owner: str, field: str, value, n, what: str, holder: str = "ther
     return pairs
 
 
-def check_particles(owner: str, positions, velocities, mass, radius, pinned) -> dict:
+def check_particles(owner: str, positions, velocities, mass, radius, pinned, particle_collisions) -> dict:
     """The checked arguments of Scene.add_particles as plain values (lists and floats)."""
     points = _points(owner, "positions", positions)
     n = points.shape[0]
     speeds = np.zeros((n, 3)) if velocities is None else _points(owner, "velocities", velocities, n)
     masses = _masses(owner, mass, n)
+    radius = number(owner, "radius", radius, minimum=0.0)
+    collide = flag(owner, "particle_collisions", particle_collisions)
+    if collide and radius == 0.0:
+        raise FieldError(owner, "particle_collisions", "needs a radius > 0 (points never touch)")
     return dict(positions=points.tolist(), velocities=None if velocities is None else speeds.tolist(),
-                mass=masses if isinstance(masses, float) else masses.tolist(),
-                radius=number(owner, "radius", radius, minimum=0.0), pinned=_indices(owner, "pinned", pinned, n))
+                mass=masses if isinstance(masses, float) else masses.tolist(), radius=radius,
+                pinned=_indices(owner, "pinned", pinned, n), particle_collisions=collide)
 
 
 def check_mass_spring(owner: str, vertices, edges, mass, stiffness, damping, bending, pinned, velocities,

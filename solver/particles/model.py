@@ -24,6 +24,7 @@ CG_MAX_ITERATIONS = 500
 # slots of ParticleState.counters, written by the compiled substep
 CONTACTS = 0        # particle-collider contacts of the last substep
 CG_ITERATIONS = 1   # conjugate-gradient iterations of the last implicit step
+PAIRS = 2           # touching particle pairs of the last substep
 
 
 class ParticleModel(NamedTuple):
@@ -36,6 +37,9 @@ class ParticleModel(NamedTuple):
     group_material: np.ndarray      # (G,) int64 scene material
     mass: np.ndarray                # (n,)
     inv_mass: np.ndarray            # (n,) zero for pinned particles
+    particle_group: np.ndarray      # (n,) int64
+    particle_radius: np.ndarray     # (n,) radius against other particles; 0: no particle contacts
+    largest_radius: float           # of particle_radius
     particle_drag: np.ndarray       # (n,) summed coefficients of the Drag forces on each particle (N s/m)
     field_kind: np.ndarray          # (F,) int64 fields.WIND, VORTEX, TURBULENCE, ATTRACTOR
     field_param: np.ndarray         # (F, FIELD_WIDTH) see fields.py
@@ -53,7 +57,7 @@ class ParticleState(NamedTuple):
     y: np.ndarray                   # (6n,) positions then velocities
     time: np.ndarray                # (1,) seconds
     diverged: np.ndarray            # (2,) int64: group and particle that became non-finite (-1: none)
-    counters: np.ndarray            # (2,) int64, slots CONTACTS and CG_ITERATIONS
+    counters: np.ndarray            # (3,) int64, slots CONTACTS, CG_ITERATIONS and PAIRS
     work_start: np.ndarray          # (6n,) the state at the start of the substep
     work_y: np.ndarray              # (6n,) trial states of the integrators
     work_k1: np.ndarray             # (6n,) derivatives
@@ -69,6 +73,9 @@ class ParticleState(NamedTuple):
     work_q: np.ndarray
     work_diag: np.ndarray
     work_dv: np.ndarray
+    grid_start: np.ndarray          # (T+1,) int64 particle contacts' hashed grid: first item of each bucket
+    grid_fill: np.ndarray           # (T,) int64
+    grid_items: np.ndarray          # (colliding particles,) int64 particle indices by bucket
 
 
 def _spring_rows(rows, a, b, rest, stiffness, damping):
@@ -86,6 +93,8 @@ def build_particles(scene, integrator: str = "symplectic_euler"):
     velocity = np.zeros((n, 3))
     mass = np.zeros(n)
     inv_mass = np.zeros(n)
+    particle_group = np.zeros(n, dtype=np.int64)
+    particle_radius = np.zeros(n)
     springs = []  # (index (m, 2), rest (m,), stiffness (m,), damping (m,))
     for g, spec in enumerate(specs):
         s, e = group_start[g], group_start[g + 1]
@@ -108,6 +117,9 @@ def build_particles(scene, integrator: str = "symplectic_euler"):
         else:
             mass[s:e] = spec["mass"]
         inv_mass[s:e] = 1.0 / mass[s:e]
+        particle_group[s:e] = g
+        if spec.get("particle_collisions"):
+            particle_radius[s:e] = spec["radius"]
         pinned = s + np.asarray(spec["pinned"], dtype=np.int64)
         inv_mass[pinned] = 0.0
         velocity[pinned] = 0.0
@@ -153,7 +165,8 @@ def build_particles(scene, integrator: str = "symplectic_euler"):
         gravity=np.array(scene.gravity, dtype=np.float64), group_start=group_start,
         group_radius=np.array([s["radius"] for s in specs], dtype=np.float64).reshape(groups),
         group_material=np.array([s["material"] for s in specs], dtype=np.int64).reshape(groups),
-        mass=mass, inv_mass=inv_mass, particle_drag=drag,
+        mass=mass, inv_mass=inv_mass, particle_group=particle_group, particle_radius=particle_radius,
+        largest_radius=float(particle_radius.max()) if n else 0.0, particle_drag=drag,
         field_kind=np.array(kinds, dtype=np.int64).reshape(-1),
         field_param=np.array(params, dtype=np.float64).reshape(-1, FIELD_WIDTH),
         field_group=np.array(acts_on, dtype=np.bool_).reshape(-1, groups),
@@ -163,13 +176,17 @@ def build_particles(scene, integrator: str = "symplectic_euler"):
         spring_damping=np.concatenate([r[3] for r in springs]) if springs else np.zeros(0),
         cg_tolerance=CG_TOLERANCE, cg_max_iterations=CG_MAX_ITERATIONS)
     y = np.concatenate([position.ravel(), velocity.ravel()])
+    colliding = int(np.count_nonzero(particle_radius))
+    table = 1 << max(4, (2 * colliding - 1).bit_length())  # hash buckets of the particle contacts: >= 2 per particle
     state = ParticleState(
-        y=y, time=np.zeros(1), diverged=np.full(2, -1, dtype=np.int64), counters=np.zeros(2, dtype=np.int64),
+        y=y, time=np.zeros(1), diverged=np.full(2, -1, dtype=np.int64), counters=np.zeros(3, dtype=np.int64),
         work_start=np.zeros(6 * n), work_y=np.zeros(6 * n), work_k1=np.zeros(6 * n), work_k2=np.zeros(6 * n),
         work_k3=np.zeros(6 * n), work_k4=np.zeros(6 * n), work_force=np.zeros(3 * n),
         work_value=np.zeros(n_springs), work_grad=np.zeros((n_springs, 2, 3)), work_r=np.zeros(3 * n),
         work_p=np.zeros(3 * n),
-        work_z=np.zeros(3 * n), work_q=np.zeros(3 * n), work_diag=np.zeros(3 * n), work_dv=np.zeros(3 * n))
+        work_z=np.zeros(3 * n), work_q=np.zeros(3 * n), work_diag=np.zeros(3 * n), work_dv=np.zeros(3 * n),
+        grid_start=np.zeros(table + 1, dtype=np.int64), grid_fill=np.zeros(table, dtype=np.int64),
+        grid_items=np.zeros(colliding, dtype=np.int64))
     return model, state
 
 

@@ -1,5 +1,5 @@
-"""One particle substep: the chosen integrator over the forces, the collisions with the static colliders, the
-clock, and the non-finite check. step.py's particles phase calls it."""
+"""One particle substep: the chosen integrator over the forces, the collisions with the static colliders and
+between particles, the clock, and the non-finite check. step.py's particles phase calls it."""
 import numpy as np
 from numba import njit
 
@@ -7,7 +7,8 @@ from ..math3d import JIT
 from .collisions import collide_particles
 from .implicit import implicit_euler
 from .integrators import EULER, MIDPOINT, RK4, SYMPLECTIC_EULER, euler, midpoint, rk4, symplectic_euler
-from .model import CONTACTS
+from .model import CONTACTS, PAIRS
+from .pair_contacts import PAIR_SWEEPS, build_particle_grid, sweep_particle_pairs
 
 
 @njit(**JIT)
@@ -30,6 +31,13 @@ def particle_substep(model, particle_model, state, h, restitution_threshold):
     else:
         implicit_euler(particle_model, state, t, h)
     state.counters[CONTACTS] = collide_particles(model, particle_model, state, h, restitution_threshold)
+    if particle_model.largest_radius > 0.0:
+        build_particle_grid(particle_model, state)
+        for sweep in range(PAIR_SWEEPS):
+            touching = sweep_particle_pairs(model, particle_model, state, h, restitution_threshold)
+            collide_particles(model, particle_model, state, h, restitution_threshold)  # pushes out of walls undone
+            if sweep == 0:
+                state.counters[PAIRS] = touching
     state.time[0] = t + h
     particle = first_non_finite_particle(state.y, particle_model.n_particles)
     if particle < 0:

@@ -28,6 +28,8 @@ LINE = [[0.0, 0.0, 1.0], [0.1, 0.0, 1.0], [0.2, 0.0, 1.0]]
     (dict(pinned=[5]),
      "particles 'Sparks' (group 0): pinned 5 is out of range: expected a particle index from -3 to 2"),
     (dict(material="rubber"), "particles 'Sparks' (group 0): material must be a solver.Material, got str"),
+    (dict(particle_collisions=True), "particles 'Sparks' (group 0): particle_collisions needs a radius > 0"),
+    (dict(particle_collisions="yes"), "particles 'Sparks' (group 0): particle_collisions must be true or false"),
 ])
 def test_bad_particles_name_the_group_and_the_field(change, message):
     scene = solver.Scene()
@@ -109,7 +111,7 @@ def particle_scene():
     scene.add_plane(material=solver.Material(friction=0.3, restitution=0.4), name="Ground")
     scene.add_box_container((0.0, 0.0, 0.5), (1.0, 1.0, 0.5), name="Box")
     sparks = scene.add_particles(np.array(LINE) + (0.0, 0.0, 0.3), velocities=[[0.5, 0.0, 1.0]] * 3,
-                                 mass=[0.1, 0.2, 0.3], radius=0.01, pinned=[1], name="Sparks",
+                                 mass=[0.1, 0.2, 0.3], radius=0.01, pinned=[1], name="Sparks", particle_collisions=True,
                                  material=solver.Material(restitution=0.7))
     net = scene.add_mass_spring([[0.0, 0.0, 0.8], [0.1, 0.0, 0.8], [0.1, 0.1, 0.8], [0.0, 0.1, 0.8]],
                                 [(0, 1), (1, 2), (2, 3), (3, 0)], mass=0.4, stiffness=300.0, damping=0.2,
