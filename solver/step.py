@@ -11,7 +11,7 @@
 7. position_correction  contact/position_correction.py: overlaps measured again with the new poses;
                         those the split impulses missed by more than the slop pushed apart in position
 8. particles            particles/: force objects, the chosen ODE integrator, collisions with the static
-                        colliders (scenes with particle groups or mass-spring bodies only)
+                        colliders and between particles (scenes with particle groups or mass-spring bodies)
 
 A whole frame's substeps run inside compiled code; Python sees the arrays once
 per frame. Phase times are accumulated with a monotonic clock read through a
@@ -90,9 +90,9 @@ def _clock():
 
 # ---------------------------------------------------------------------------------------------------------
 # The phases. Each takes (model, state, ws, settings, h) and returns OK or a stop code; the rope and particle
-# phases also take the rope (particle) model and state, which exist only in scenes with ropes (particles). A phase that stops on an overflow
-# has changed nothing but the velocity prediction, and undoes that, so the caller can grow the buffers and
-# go on from the state at the start of the substep.
+# phases also take the rope (particle) model and state, which exist only in scenes with ropes (particles). A
+# phase that stops on an overflow has changed nothing but the velocity prediction, and undoes that, so the
+# caller can grow the buffers and go on from the state at the start of the substep.
 
 @njit(**JIT)
 def forces(model, state, ws, settings, h):
@@ -237,7 +237,7 @@ def position_correction(model, state, ws, settings, h):
 
 @njit(**JIT)
 def particles(model, state, ws, settings, h, particle_model, particle_state):
-    """Phase 8: particle groups and mass-spring bodies: forces, the chosen integrator, static-collider contacts.
+    """Phase 8: particle groups and mass-spring bodies: forces, the chosen integrator, contacts.
 
     They feel the static colliders but not the bodies or ropes, so the phase can come last. Returns OK, or
     PARTICLE_DIVERGED with the group and particle in particle_state.diverged.
