@@ -73,9 +73,9 @@ class ParticleState(NamedTuple):
     work_q: np.ndarray
     work_diag: np.ndarray
     work_dv: np.ndarray
-    grid_start: np.ndarray          # (T+1,) int64 particle contacts' hashed grid: first item of each bucket
-    grid_fill: np.ndarray           # (T,) int64
-    grid_items: np.ndarray          # (colliding particles,) int64 particle indices by bucket
+    work_grid_start: np.ndarray     # (T+1,) int64 particle contacts' hashed grid: first item of each bucket
+    work_grid_fill: np.ndarray      # (T,) int64
+    work_grid_items: np.ndarray     # (colliding particles,) int64 particle indices by bucket
 
 
 def _spring_rows(rows, a, b, rest, stiffness, damping):
@@ -185,8 +185,8 @@ def build_particles(scene, integrator: str = "symplectic_euler"):
         work_value=np.zeros(n_springs), work_grad=np.zeros((n_springs, 2, 3)), work_r=np.zeros(3 * n),
         work_p=np.zeros(3 * n),
         work_z=np.zeros(3 * n), work_q=np.zeros(3 * n), work_diag=np.zeros(3 * n), work_dv=np.zeros(3 * n),
-        grid_start=np.zeros(table + 1, dtype=np.int64), grid_fill=np.zeros(table, dtype=np.int64),
-        grid_items=np.zeros(colliding, dtype=np.int64))
+        work_grid_start=np.zeros(table + 1, dtype=np.int64), work_grid_fill=np.zeros(table, dtype=np.int64),
+        work_grid_items=np.zeros(colliding, dtype=np.int64))
     return model, state
 
 

@@ -26,14 +26,14 @@ def _cell_key(x, y, z, cell, mask):
 
 @njit(**JIT)
 def build_particle_grid(particle_model, state):
-    """Sort the colliding particles by bucket: state.grid_items[grid_start[b]:grid_start[b + 1]] is bucket b.
+    """Sort the colliding particles by bucket: bucket b is work_grid_items[work_grid_start[b]:work_grid_start[b + 1]].
 
     The cells are two largest radii wide, so touching particles lie in neighbouring cells.
     """
     cell = 2.0 * particle_model.largest_radius
-    mask = state.grid_fill.shape[0] - 1
+    mask = state.work_grid_fill.shape[0] - 1
     y, radius = state.y, particle_model.particle_radius
-    start, fill, items = state.grid_start, state.grid_fill, state.grid_items
+    start, fill, items = state.work_grid_start, state.work_grid_fill, state.work_grid_items
     for b in range(start.shape[0]):
         start[b] = 0
     for i in range(radius.shape[0]):
@@ -106,8 +106,8 @@ def sweep_particle_pairs(model, particle_model, state, h, restitution_threshold)
     The grid holds the positions from before the sweeps: pushes move particles far less than a cell.
     """
     cell = 2.0 * particle_model.largest_radius
-    mask = state.grid_fill.shape[0] - 1
-    y, y0, start, items = state.y, state.work_start, state.grid_start, state.grid_items
+    mask = state.work_grid_fill.shape[0] - 1
+    y, y0, start, items = state.y, state.work_start, state.work_grid_start, state.work_grid_items
     size = 3 * particle_model.n_particles
     radius, inv_mass, group = particle_model.particle_radius, particle_model.inv_mass, particle_model.particle_group
     material = particle_model.group_material
