@@ -1,4 +1,5 @@
-"""Quadric Dynamics solver: rigid ellipsoids with frictional contact, and Cosserat ropes (numpy + numba only).
+"""Quadric Dynamics solver: rigid ellipsoids with frictional contact, Cosserat ropes, particles and mass-spring
+bodies (numpy + numba only).
 
     import solver
     scene = solver.Scene()
@@ -18,6 +19,8 @@ _PUBLIC = {
     "Material": "scene", "Scene": "scene", "Recording": "recording", "SceneFileError": "validate",
     "Simulation": "simulation", "SimulationCancelled": "simulation", "SimulationDiverged": "simulation",
     "State": "simulation",
+    "Drag": "particles.forces", "Springs": "particles.forces", "Wind": "particles.forces",
+    "Vortex": "particles.forces", "Turbulence": "particles.forces", "Attractor": "particles.forces",
 }
 __all__ = sorted(_PUBLIC)
 __version__ = "0.1.0"

@@ -108,7 +108,9 @@ def _run(args) -> int:
     if not _save(recording, args.output):
         return 2
     elapsed = time.perf_counter() - start
-    print(f"wrote {args.output}: {recording.frames} frames, {len(recording.body_names)} bodies in {elapsed:.1f} s "
+    groups = f", {len(recording.particle_groups)} particle groups" if recording.particle_groups else ""
+    print(f"wrote {args.output}: {recording.frames} frames, {len(recording.body_names)} bodies{groups} "
+          f"in {elapsed:.1f} s "
           f"(threading layer {sim.stats['threading_layer']}, {numba.get_num_threads()} threads)")
     return 0
 

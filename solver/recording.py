@@ -26,6 +26,8 @@ class Recording:
     stats: dict of per-frame arrays: contacts, max_penetration, kinetic_energy,
         and phase_seconds (frames, phases) with the phase names in ``phases``.
     scene_hash: ``Scene.content_hash()`` of the simulated scene (None in recordings of version 1).
+    ropes: per rope, its name, nodes (F, n, 3) and segments (F, n-1, 4);
+    particle_groups: per particle group or mass-spring body, its name and positions (F, n, 3).
     """
 
     def __init__(self, fps: float, body_names: list, phases: tuple, body_poses=None, stats=None, scene_hash=None):
@@ -38,6 +40,11 @@ class Recording:
             "kinetic_energy": np.zeros(0), "phase_seconds": np.zeros((0, len(phases)))}
         self.scene_hash = scene_hash
         self.ropes: list[dict] = []  # per rope: name, nodes (F, n, 3), segments (F, n-1, 4)
+        self.particle_groups: list[dict] = []  # per group: name, positions (F, n, 3)
+
+    def particles(self, group: int) -> np.ndarray:
+        """Particle positions of group ``group`` (a particle group or mass-spring body) per frame: (frames, n, 3)."""
+        return self.particle_groups[group]["positions"]
 
     def rope_nodes(self, rope: int) -> np.ndarray:
         """Node positions of rope ``rope`` per frame: (frames, n, 3)."""
@@ -62,14 +69,19 @@ class Recording:
                               self.scene_hash)
         recording.ropes = [dict(name=r["name"], nodes=r["nodes"][:frames], segments=r["segments"][:frames])
                            for r in self.ropes]
+        recording.particle_groups = [dict(name=g["name"], positions=g["positions"][:frames])
+                                     for g in self.particle_groups]
         return recording
 
     def mismatches(self, scene) -> list:
-        """How the bodies and ropes of this recording differ from ``scene``'s, one line each ([] if they match)."""
+        """How the bodies, ropes and particle groups of this recording differ from ``scene``'s, one line each
+        ([] if they match)."""
         problems = []
         for kind, recorded, expected in (
                 ("bodies", self.body_names, [body["name"] for body in scene.bodies]),
-                ("ropes", [r["name"] for r in self.ropes], [rope["name"] for rope in scene.ropes])):
+                ("ropes", [r["name"] for r in self.ropes], [rope["name"] for rope in scene.ropes]),
+                ("particle groups", [g["name"] for g in self.particle_groups],
+                 [group["name"] for group in scene.particles])):
             if recorded == expected:
                 continue
             missing = [name for name in expected if name not in recorded]
@@ -85,6 +97,11 @@ class Recording:
             if recorded["name"] == rope["name"] and recorded["nodes"].shape[1] != len(rope["points"]):
                 problems.append(f"rope {k} ({rope['name']!r}) has {recorded['nodes'].shape[1]} nodes in the "
                                 f"recording but {len(rope['points'])} in the scene")
+        for k, (recorded, group) in enumerate(zip(self.particle_groups, scene.particles)):
+            n = len(group["positions"] if group["kind"] == "particles" else group["vertices"])
+            if recorded["name"] == group["name"] and recorded["positions"].shape[1] != n:
+                problems.append(f"{scene.group_label(k)} has {recorded['positions'].shape[1]} particles in the "
+                                f"recording but {n} in the scene")
         return problems
 
     def save(self, path) -> None:
@@ -92,10 +109,14 @@ class Recording:
         meta = dict(format=RECORDING_FORMAT, version=RECORDING_VERSION, fps=self.fps, body_names=self.body_names,
                     phases=list(self.phases), rope_names=[r["name"] for r in self.ropes],
                     scene_sha256=self.scene_hash)
+        if self.particle_groups:  # only where there are any, as older readers warn about keys they do not know
+            meta["particle_names"] = [g["name"] for g in self.particle_groups]
         arrays = {f"stats_{key}": value for key, value in self.stats.items()}
         for k, rope in enumerate(self.ropes):
             arrays[f"rope{k}_nodes"] = rope["nodes"]
             arrays[f"rope{k}_segments"] = rope["segments"]
+        for k, group in enumerate(self.particle_groups):
+            arrays[f"particles{k}_positions"] = group["positions"]
         write_atomically(path, lambda handle: np.savez_compressed(
             handle, meta=np.array(json.dumps(meta)), body_poses=self.body_poses, **arrays))
 
@@ -120,8 +141,13 @@ class Recording:
             segments = _member(path, members, f"rope{k}_segments", (frames, n - 1, 4),
                                f"{frames} frames of {n - 1} segment quaternions")
             recording.ropes.append(dict(name=name, nodes=nodes, segments=segments))
+        for k, name in enumerate(meta["particle_names"]):
+            positions = _member(path, members, f"particles{k}_positions", (frames, None, 3),
+                                f"{frames} frames of (n, 3) particle positions")
+            recording.particle_groups.append(dict(name=name, positions=positions))
         known = {"meta", "body_poses", *(f"stats_{key}" for key in STATS),
-                 *(f"rope{k}_{part}" for k in range(len(meta["rope_names"])) for part in ("nodes", "segments"))}
+                 *(f"rope{k}_{part}" for k in range(len(meta["rope_names"])) for part in ("nodes", "segments")),
+                 *(f"particles{k}_positions" for k in range(len(meta["particle_names"])))}
         for member in members:
             if member not in known:
                 warnings.warn(f"{path}: {member} is not a known member of a recording; ignored", stacklevel=2)
@@ -166,7 +192,7 @@ def _read_meta(path, members) -> dict:
         raise SceneFileError(path, "meta", f"is not valid JSON: {error}") from None
     version = file_header(path, "meta", data, RECORDING_FORMAT, RECORDING_VERSION, "recording")
     meta = file_object(path, "meta", data, ("format", "version", "fps", "body_names", "phases"),
-                       ("rope_names", "scene_sha256"))
+                       ("rope_names", "scene_sha256", "particle_names"))
     if version >= 2 and "scene_sha256" not in meta:
         raise SceneFileError(path, "meta.scene_sha256", "is missing")
     meta.setdefault("scene_sha256", None)
@@ -174,7 +200,8 @@ def _read_meta(path, members) -> dict:
         meta["fps"] = number("meta", "fps", meta["fps"], positive=True)
     for key, allowed, what in (("body_names", (str, type(None)), "a name or null"),
                                ("phases", (str,), "a phase name"),
-                               ("rope_names", (str, type(None)), "a name or null")):
+                               ("rope_names", (str, type(None)), "a name or null"),
+                               ("particle_names", (str, type(None)), "a name or null")):
         for k, item in enumerate(file_list(path, f"meta.{key}", meta.setdefault(key, []))):
             if not isinstance(item, allowed):
                 raise SceneFileError(path, f"meta.{key}[{k}]", f"must be {what}, got {describe(item)}")

@@ -1,8 +1,9 @@
 """Scene: a plain, serialisable description of what to simulate.
 
-A Scene holds bodies, static colliders, ropes, materials and gravity as plain
-Python values. It validates every value when it is added, so an error names the
-object and the field, and it saves to and loads from JSON so a bake can run on
+A Scene holds bodies, static colliders, ropes, particle groups, mass-spring
+bodies, force objects, materials and gravity as plain Python values. It
+validates every value when it is added, so an error names the object and the
+field, and it saves to and loads from JSON so a bake can run on
 another machine (``python -m solver run scene.json``). Loading checks the file
 against its schema: a SceneFileError names the file and the JSON path.
 """
@@ -67,6 +68,8 @@ class Scene:
         self.boxes: list[dict] = []
         self.tubes: list[dict] = []
         self.ropes: list[dict] = []  # rope specs (solver/ropes/model.py builds them)
+        self.particles: list[dict] = []  # particle groups and mass-spring bodies (solver/particles/model.py)
+        self.forces: list[dict] = []  # force objects on particle groups, as file values (solver/particles/forces.py)
 
     # ----------------------------------------------------------------- helpers
     def _material_index(self, owner: str, material) -> int:
@@ -216,11 +219,76 @@ class Scene:
             attachments=[[node, body, [float(x) for x in local]] for node, body, local in spec["attachments"]]))
         return index
 
+    # --------------------------------------------------------------- particles
+    def add_particles(self, positions, velocities=None, mass=1.0, radius=0.0, material=None, pinned=(),
+                      name=None, particle_collisions=False) -> int:
+        """Add a group of point particles and return its group index (shared with add_mass_spring).
+
+        positions, velocities: (n, 3) in m and m/s (velocities default to rest); mass: kg per particle, one
+        number for all or n numbers; radius: the distance they keep from colliders (0: points); pinned:
+        particle indices (negative ones count from the end) that keep their positions. Gravity acts on every
+        particle; other forces through add_force. They collide with planes, box containers and tubes, and
+        with ``particle_collisions`` (and radius > 0) with each other and with the particles of other such
+        groups.
+        """
+        from .particles.groups import check_particles, group_label
+
+        index = len(self.particles)
+        owner = group_label("particles", index, name_or_none(f"particles (group {index})", "name", name))
+        values = check_particles(owner, positions, velocities, mass, radius, pinned, particle_collisions)
+        self.particles.append(dict(kind="particles", name=name, **values,
+                                   material=self._material_index(owner, material)))
+        return index
+
+    def add_mass_spring(self, vertices, edges, mass, stiffness, damping, bending=0.0, pinned=(), material=None,
+                        name=None, velocities=None, radius=0.0) -> int:
+        """Add a mass-spring body (cloth, a net, a soft chain) and return its group index.
+
+        vertices (n, 3); edges (m, 2) vertex indices, each a damped spring at its drawn length (stiffness in
+        N/m, damping in N s/m along the spring). mass: the total in kg, spread over the vertices by their
+        incident edge lengths (each edge gives half its share of the total length to each end, as for a
+        uniform wire frame), or n masses, one per vertex. bending: the stiffness (N/m) of springs across
+        second neighbours, the vertex pairs joined through a common neighbour but not by an edge (on a
+        chain i and i + 2), which resist folding; their damping is damping * bending / stiffness. pinned
+        vertices keep their positions; velocities (n, 3) default to rest; radius as for add_particles.
+        """
+        from .particles.groups import check_mass_spring, group_label
+
+        index = len(self.particles)
+        owner = group_label("mass-spring", index, name_or_none(f"mass-spring (group {index})", "name", name))
+        values = check_mass_spring(owner, vertices, edges, mass, stiffness, damping, bending, pinned, velocities,
+                                   radius)
+        self.particles.append(dict(kind="mass_spring", name=name, **values,
+                                   material=self._material_index(owner, material)))
+        return index
+
+    def add_force(self, force) -> int:
+        """Add a force object (solver.Drag, Springs, Wind, Vortex, Turbulence, Attractor) and return its index.
+
+        It acts on the groups it names, or on every group; the groups must be added first.
+        """
+        from .particles.forces import check_force
+
+        self.forces.append(check_force(force, len(self.forces), self.particles))
+        return len(self.forces) - 1
+
+    def group_label(self, group: int) -> str:
+        """How messages name a particle group: ``particles 'Sparks' (group 0)``."""
+        from .particles.groups import group_label
+
+        spec = self.particles[group]
+        return group_label("particles" if spec["kind"] == "particles" else "mass-spring", group, spec["name"])
+
     # ------------------------------------------------------------------- files
     def to_dict(self) -> dict:
-        return dict(format=SCENE_FORMAT, version=SCENE_VERSION, gravity=list(self.gravity),
-                    materials=[asdict(m) for m in self.materials], bodies=self.bodies,
-                    planes=self.planes, boxes=self.boxes, tubes=self.tubes, ropes=self.ropes)
+        document = dict(format=SCENE_FORMAT, version=SCENE_VERSION, gravity=list(self.gravity),
+                        materials=[asdict(m) for m in self.materials], bodies=self.bodies,
+                        planes=self.planes, boxes=self.boxes, tubes=self.tubes, ropes=self.ropes)
+        # only where there are any, so that scenes without them keep their content hash
+        for key in ("particles", "forces"):
+            if getattr(self, key):
+                document[key] = getattr(self, key)
+        return document
 
     def content_hash(self) -> str:
         """sha256 of the scene's canonical JSON; a recording carries it so it can be matched to its scene."""
@@ -261,6 +329,7 @@ class Scene:
                     if track is not None:
                         track = file_object(source, join(path, "track"), track, ("times", "poses"))
                         scene.set_kinematic_track(index, track["times"], track["poses"])
+        _particles_from_file(source, top, scene, materials)
         return scene
 
     @classmethod
@@ -281,7 +350,42 @@ _FILE_KEYS = {
                             "pinned", "clamped", "attachments")),
 }
 _ADD = dict(bodies="add_ellipsoid", planes="add_plane", boxes="add_box_container", tubes="add_tube", ropes="add_rope")
-_FILE_LISTS = ("materials", *_FILE_KEYS)  # the optional keys at the top level
+# particle groups by their "kind": (required, optional) keys and the add_* method
+_GROUP_KEYS = {
+    "particles": (("positions",), ("name", "velocities", "mass", "radius", "material", "pinned",
+                                   "particle_collisions")),
+    "mass_spring": (("vertices", "edges", "mass", "stiffness", "damping"),
+                    ("name", "bending", "pinned", "material", "velocities", "radius")),
+}
+_ADD_GROUP = dict(particles="add_particles", mass_spring="add_mass_spring")
+_FILE_LISTS = ("materials", *_FILE_KEYS, "particles", "forces")  # the optional keys at the top level
+
+
+def _particles_from_file(source, top: dict, scene: Scene, materials: list) -> None:
+    """The particle groups and forces of a scene file into ``scene`` (after its colliders and materials)."""
+    from .particles.forces import FORCE_TYPES, file_keys, force_from_dict
+
+    for k, raw in enumerate(file_list(source, "particles", top.get("particles", []))):
+        path = f"particles[{k}]"
+        kind = file_object(source, path, raw, ("kind",), raw.keys() if isinstance(raw, dict) else ())["kind"]
+        if kind not in _GROUP_KEYS:
+            raise SceneFileError(source, join(path, "kind"), f"must be 'particles' or 'mass_spring', "
+                                                             f"got {describe(kind)}")
+        item = file_object(source, path, raw, ("kind", *_GROUP_KEYS[kind][0]), _GROUP_KEYS[kind][1])
+        del item["kind"]
+        if "material" in item:
+            item["material"] = _file_material(source, path, item["material"], materials)
+        with at(source, path):
+            getattr(scene, _ADD_GROUP[kind])(**item)
+    for k, raw in enumerate(file_list(source, "forces", top.get("forces", []))):
+        path = f"forces[{k}]"
+        kind = file_object(source, path, raw, ("type",), raw.keys() if isinstance(raw, dict) else ())["type"]
+        if kind not in FORCE_TYPES:
+            raise SceneFileError(source, join(path, "type"), f"must be one of {', '.join(map(repr, FORCE_TYPES))}, "
+                                                             f"got {describe(kind)}")
+        item = file_object(source, path, raw, *file_keys(kind))
+        with at(source, path):
+            scene.add_force(force_from_dict(item))
 
 
 def _check_mass(owner: str, body: dict) -> None:

@@ -14,14 +14,20 @@ from .integrate import body_kinetic_energies
 from .math3d import PARALLEL_CHUNKS
 from .model import build_model
 from .parallel import launch_seconds, serial_below_for
+from .particles.integrators import INTEGRATORS
+from .particles.model import (CG_ITERATIONS, build_particles, copy_particle_state, particle_positions,
+                              particle_velocities)
+from .particles.model import CONTACTS as PARTICLE_CONTACTS
+from .particles.model import PAIRS as PARTICLE_PAIRS
 from .recording import Recording
 from .runtime import threading_layer
 from .ropes.model import build_ropes, copy_rope_state, rope_nodes, rope_segments
 from .scene import Scene
 from .state import BodyState, copy_body_state, grow_cache, new_body_state, new_workspace
-from .step import (CONTACT_OVERFLOW, CONTACTS, CORRECTION_SWEEPS, DIVERGED, DIVERGED_BODY, OK, PAIR_OVERFLOW, PHASES,
-                   SPLIT_IMPULSE_SWEEPS, SUBSTEPS_DONE, VELOCITY_SWEEPS, Settings, record_step_statistics, run_substeps,
-                   run_substeps_with_ropes)
+from .step import (CONTACT_OVERFLOW, CONTACTS, CORRECTION_SWEEPS, DIVERGED, DIVERGED_BODY, OK, PAIR_OVERFLOW,
+                   PARTICLE_DIVERGED, PHASES, SPLIT_IMPULSE_SWEEPS, SUBSTEPS_DONE, VELOCITY_SWEEPS, Settings,
+                   record_step_statistics, run_particle_substeps, run_substeps, run_substeps_with_particles,
+                   run_substeps_with_ropes, run_substeps_with_ropes_and_particles)
 from .validate import FieldError, flag, integer, number
 
 
@@ -67,17 +73,24 @@ class SimulationCancelled(RuntimeError):
 
 
 class SimulationDiverged(RuntimeError):
-    """Raised when a body's state became NaN or infinite. ``recording`` holds the finished frames."""
+    """Raised when a body's, rope's or particle's state became NaN or infinite. ``recording`` holds the finished
+    frames. For a particle, ``group`` and ``particle`` (its index in the group) are set and ``body`` is None."""
 
-    def __init__(self, frame, body: int, body_name, time: float, recording: Recording | None):
+    def __init__(self, frame, body, body_name, time: float, recording: Recording | None, group=None,
+                 particle=None, group_label=None):
         where = f"frame {frame}" if frame is not None else f"t = {time:.6g} s"
-        label = f"body {body}" + (f" ({body_name!r})" if body_name else "")
+        if group is not None:
+            label = f"particle {particle} of {group_label or f'group {group}'}"
+        else:
+            label = f"body {body}" + (f" ({body_name!r})" if body_name else "")
         super().__init__(f"simulation diverged at {where}: {label} became non-finite")
         self.frame = frame
         self.body = body
         self.body_name = body_name
         self.time = time
         self.recording = recording
+        self.group = group
+        self.particle = particle
 
 
 class State:
@@ -96,11 +109,24 @@ class State:
         state = State(copy_body_state(self.bodies))
         if self.rope_state is not None:
             state.rope_model, state.rope_state = self.rope_model, copy_rope_state(self.rope_state)
+        if self.particle_state is not None:
+            state.particle_model = self.particle_model
+            state.particle_state = copy_particle_state(self.particle_state)
         return state
 
-    # the ropes (set by Simulation.state)
+    # the ropes and the particle groups (set by Simulation.state)
     rope_model = None
     rope_state = None
+    particle_model = None
+    particle_state = None
+
+    def particle_positions(self, group: int) -> np.ndarray:
+        """Positions (n, 3) of particle group (or mass-spring body) ``group``."""
+        return particle_positions(self.particle_model, self.particle_state, group)
+
+    def particle_velocities(self, group: int) -> np.ndarray:
+        """Velocities (n, 3) of particle group (or mass-spring body) ``group``."""
+        return particle_velocities(self.particle_model, self.particle_state, group)
 
     def rope_nodes(self, rope: int) -> np.ndarray:
         """Node positions (n, 3) of rope ``rope``."""
@@ -150,6 +176,12 @@ class Simulation:
         speed changes, up to the last bit that fastmath may round differently:
         pass the same value for runs that must match across layers.
 
+    integrator: the ODE integrator of particle groups and mass-spring bodies:
+        'symplectic_euler' (default; first order, keeps oscillations' energy),
+        'euler', 'midpoint', 'rk4' (explicit, orders 1, 2, 4), or
+        'implicit_euler' (linearised backward Euler, stable for stiff springs
+        at any step). Rigid bodies and ropes have their own integrators.
+
     The older names iterations, position_iterations and correction_iterations
     are still accepted, with a DeprecationWarning.
     """
@@ -157,7 +189,8 @@ class Simulation:
     def __init__(self, scene, dt=1.0 / 240.0, velocity_sweeps=8, split_impulse_sweeps=6, margin=None,
                  pair_skin=None, baumgarte=0.3, slop=None, restitution_threshold=0.2, linear_damping=0.0,
                  angular_damping=0.0, overlap_tolerance=0.05, threads=None, sweep_tolerance=None,
-                 position_correction=True, correction_sweeps=64, serial_below=None, **renamed):
+                 position_correction=True, correction_sweeps=64, serial_below=None, integrator="symplectic_euler",
+                 **renamed):
         if not isinstance(scene, Scene):
             raise FieldError("Simulation", "scene", f"must be a solver.Scene, got {type(scene).__name__}")
         owner = "Simulation"
@@ -180,6 +213,10 @@ class Simulation:
         position_correction = flag(owner, "position_correction", position_correction)
         serial_below = default_serial_below() if serial_below is None else integer(owner, "serial_below",
                                                                                    serial_below, minimum=0)
+        if not (isinstance(integrator, str) and integrator in INTEGRATORS):
+            raise FieldError(owner, "integrator", f"must be one of {', '.join(map(repr, INTEGRATORS))}, "
+                                                  f"got {integrator!r}")
+        self.integrator = integrator
         self.scene = scene
         self.dt = dt
         self.model = build_model(scene)
@@ -202,6 +239,9 @@ class Simulation:
         # the ropes: a model and state of their own (solver/ropes/model.py)
         self._rope_model, self._rope_state = build_ropes(scene.ropes, n_bodies=n,
                                                          material_friction=self.model.material_friction)
+        # the particle groups and mass-spring bodies: a model and state of their own (solver/particles/model.py)
+        self._particle_model, self._particle_state = (build_particles(scene, integrator) if scene.particles
+                                                      else (None, None))
         self.stats = {}
         self._frame = 0
         if overlap_tolerance is not None and n:
@@ -215,6 +255,7 @@ class Simulation:
     def state(self) -> State:
         state = State(self._bodies)
         state.rope_model, state.rope_state = self._rope_model, self._rope_state
+        state.particle_model, state.particle_state = self._particle_model, self._particle_state
         return state
 
     @property
@@ -248,6 +289,9 @@ class Simulation:
             scene_hash=self.scene.content_hash())
         recording.ropes = [dict(name=rope["name"], nodes=np.zeros((frames, len(rope["points"]), 3)),
                                 segments=np.zeros((frames, len(rope["points"]) - 1, 4))) for rope in self.scene.ropes]
+        recording.particle_groups = [
+            dict(name=group["name"], positions=np.zeros((frames, len(particle_positions(
+                self._particle_model, self._particle_state, g)), 3))) for g, group in enumerate(self.scene.particles)]
         self._record(recording, 0)
         if progress is not None:
             progress(1, frames)
@@ -271,13 +315,13 @@ class Simulation:
         remaining = substeps
         while True:
             with _KERNEL_LOCK:
-                if self.scene.ropes:
-                    status = run_substeps_with_ropes(self.model, self._bodies, ws, self.settings, h, remaining,
-                                                     self._rope_model, self._rope_state)
-                else:
-                    status = run_substeps(self.model, self._bodies, ws, self.settings, h, remaining)
+                status = self._run_substeps(h, remaining)
             if status == OK:
                 break
+            if status == PARTICLE_DIVERGED:
+                group, particle = (int(k) for k in self._particle_state.diverged)
+                raise SimulationDiverged(frame, None, None, self.time, None, group=group, particle=particle,
+                                         group_label=self.scene.group_label(group))
             if status == DIVERGED:
                 body = int(ws.counters[DIVERGED_BODY])
                 if body < 0:  # a rope: reported as body -1 - rope with the rope's name
@@ -298,6 +342,23 @@ class Simulation:
             self._bodies = grow_cache(self._bodies, self._contact_capacity)
         self._update_stats(substeps)
 
+    def _run_substeps(self, h: float, substeps: int) -> int:
+        """The compiled loop for what the scene holds: one that never compiles the kernels of what it lacks."""
+        ws, model, bodies, settings = self._ws, self.model, self._bodies, self.settings
+        if self._particle_model is None:
+            if self.scene.ropes:
+                return run_substeps_with_ropes(model, bodies, ws, settings, h, substeps, self._rope_model,
+                                               self._rope_state)
+            return run_substeps(model, bodies, ws, settings, h, substeps)
+        if self.scene.ropes:
+            return run_substeps_with_ropes_and_particles(model, bodies, ws, settings, h, substeps, self._rope_model,
+                                                         self._rope_state, self._particle_model, self._particle_state)
+        if model.n_bodies:
+            return run_substeps_with_particles(model, bodies, ws, settings, h, substeps, self._particle_model,
+                                               self._particle_state)
+        return run_particle_substeps(model, bodies, ws, settings, h, substeps, self._particle_model,
+                                     self._particle_state)
+
     def _update_stats(self, substeps: int) -> None:
         """Copy the statistics the compiled loop left in the workspace (no recomputation here)."""
         ws = self._ws
@@ -314,6 +375,11 @@ class Simulation:
             "threading_layer": threading_layer(),  # numba's: 'omp', 'workqueue' or 'tbb' (solver/runtime.py)
             "launch_seconds": _LAUNCH_SECONDS[0] if _LAUNCH_SECONDS else None,  # one parallel launch, measured
         }
+        if self._particle_state is not None:
+            counters = self._particle_state.counters
+            self.stats["particle_contacts"] = int(counters[PARTICLE_CONTACTS])  # of the last substep
+            self.stats["cg_iterations"] = int(counters[CG_ITERATIONS])  # of the last implicit_euler step
+            self.stats["particle_pairs"] = int(counters[PARTICLE_PAIRS])  # touching particles, last substep
 
     def _record(self, recording: Recording, frame: int) -> None:
         recording.body_poses[frame, :, :3] = self._bodies.position
@@ -321,6 +387,8 @@ class Simulation:
         for r, rope in enumerate(recording.ropes):
             rope["nodes"][frame] = rope_nodes(self._rope_model, self._rope_state, r)
             rope["segments"][frame] = rope_segments(self._rope_model, self._rope_state, r)
+        for g, group in enumerate(recording.particle_groups):
+            group["positions"][frame] = particle_positions(self._particle_model, self._particle_state, g)
         recording.stats["contacts"][frame] = self.stats["contacts"]
         recording.stats["max_penetration"][frame] = self.stats["max_penetration"]
         recording.stats["kinetic_energy"][frame] = self.stats["kinetic_energy"]

@@ -1,4 +1,4 @@
-"""The substep: seven named phases, each a function of (model, state, ws, settings, h), timed at its call site.
+"""The substep: eight named phases, each a function of (model, state, ws, settings, h), timed at its call site.
 
 1. forces               forces.py: gravity, damping, kinematic tracks; body frames and bounding boxes
 2. broad_phase          collision/broadphase.py: hashed grid -> candidate pairs (reused within a skin)
@@ -10,6 +10,8 @@
                         from a gap; non-finite check
 7. position_correction  contact/position_correction.py: overlaps measured again with the new poses;
                         those the split impulses missed by more than the slop pushed apart in position
+8. particles            particles/: force objects, the chosen ODE integrator, collisions with the static
+                        colliders and between particles (scenes with particle groups or mass-spring bodies)
 
 A whole frame's substeps run inside compiled code; Python sees the arrays once
 per frame. Phase times are accumulated with a monotonic clock read through a
@@ -35,6 +37,7 @@ from .contact.warm_start import store_impulses, warm_start
 from .forces import predict_velocities, restore_velocities, update_body_frames
 from .integrate import first_non_finite_body, integrate_positions
 from .math3d import JIT, PARALLEL_CHUNKS
+from .particles.substep import particle_substep
 from .ropes.contacts import rope_collide
 from .ropes.kernels import first_non_finite_rope, rope_substep
 
@@ -43,9 +46,10 @@ from .ropes.kernels import first_non_finite_rope, rope_substep
 warnings.filterwarnings("ignore", message=".*object mode won.t allow parallel execution",
                         category=NumbaWarning)
 
-PHASES = ("forces", "broad_phase", "narrow_phase", "contact_solve", "ropes", "integrate", "position_correction")
+PHASES = ("forces", "broad_phase", "narrow_phase", "contact_solve", "ropes", "integrate", "position_correction",
+          "particles")
 # indices of ws.phase_seconds, in the order of PHASES
-FORCES, BROAD_PHASE, NARROW_PHASE, CONTACT_SOLVE, ROPES, INTEGRATE, POSITION_CORRECTION = range(len(PHASES))
+FORCES, BROAD_PHASE, NARROW_PHASE, CONTACT_SOLVE, ROPES, INTEGRATE, POSITION_CORRECTION, PARTICLES = range(len(PHASES))
 # slots of ws.counters (int64), written by the compiled substeps and read by Simulation
 PAIRS = 0              # candidate pairs of the last substep
 CONTACTS = 1           # contacts of the last substep
@@ -57,6 +61,7 @@ CORRECTION_SWEEPS = 6  # position-correction sweeps the last substep ran (0: non
 BOUNCES = 7            # contacts of the last substep that bounce (0: restitution has nothing to do)
 
 OK, PAIR_OVERFLOW, CONTACT_OVERFLOW, DIVERGED = 0, 1, 2, 3
+PARTICLE_DIVERGED = 4  # a particle became non-finite: its group and index in particle_state.diverged
 
 
 class Settings(NamedTuple):
@@ -84,10 +89,10 @@ def _clock():
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The phases. Each takes (model, state, ws, settings, h) and returns OK or a stop code; the rope phase also
-# takes the rope model and state, which exist only in scenes with ropes. A phase that stops on an overflow
-# has changed nothing but the velocity prediction, and undoes that, so the caller can grow the buffers and
-# go on from the state at the start of the substep.
+# The phases. Each takes (model, state, ws, settings, h) and returns OK or a stop code; the rope and particle
+# phases also take the rope (particle) model and state, which exist only in scenes with ropes (particles). A
+# phase that stops on an overflow has changed nothing but the velocity prediction, and undoes that, so the
+# caller can grow the buffers and go on from the state at the start of the substep.
 
 @njit(**JIT)
 def forces(model, state, ws, settings, h):
@@ -230,6 +235,18 @@ def position_correction(model, state, ws, settings, h):
     return OK
 
 
+@njit(**JIT)
+def particles(model, state, ws, settings, h, particle_model, particle_state):
+    """Phase 8: particle groups and mass-spring bodies: forces, the chosen integrator, contacts.
+
+    They feel the static colliders but not the bodies or ropes, so the phase can come last. Returns OK, or
+    PARTICLE_DIVERGED with the group and particle in particle_state.diverged.
+    """
+    if particle_substep(model, particle_model, particle_state, h, settings.restitution_threshold):
+        return PARTICLE_DIVERGED
+    return OK
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The substep loop: the phases in order, each timed at its call site.
 
@@ -321,6 +338,76 @@ def run_substeps_with_ropes(model, state, ws, settings, h, substeps, rope_model,
         if status != OK:
             return status
         status = _position_phases(model, state, ws, settings, h)
+        if status != OK:
+            return status
+    ws.counters[SUBSTEPS_DONE] = substeps
+    record_step_statistics(ws)
+    return OK
+
+
+@njit(**JIT)
+def _timed_particles(model, state, ws, settings, h, particle_model, particle_state):
+    """Phase 8, timed into ws.phase_seconds."""
+    t7 = _clock()
+    status = particles(model, state, ws, settings, h, particle_model, particle_state)
+    ws.phase_seconds[PARTICLES] += _clock() - t7
+    return status
+
+
+@njit(**JIT)
+def run_particle_substeps(model, state, ws, settings, h, substeps, particle_model, particle_state):
+    """Advance a scene of particles only (no bodies, no ropes): phase 8 and the clock.
+
+    Kept apart so that such scenes compile neither the body nor the rope kernels.
+    """
+    for substep in range(substeps):
+        ws.counters[SUBSTEPS_DONE] = substep
+        status = _timed_particles(model, state, ws, settings, h, particle_model, particle_state)
+        if status != OK:
+            return status
+        state.time[0] += h
+    ws.counters[SUBSTEPS_DONE] = substeps
+    record_step_statistics(ws)
+    return OK
+
+
+@njit(**JIT)
+def run_substeps_with_particles(model, state, ws, settings, h, substeps, particle_model, particle_state):
+    """run_substeps plus phase 8: particle groups and mass-spring bodies."""
+    for substep in range(substeps):
+        ws.counters[SUBSTEPS_DONE] = substep
+        status = _body_phases(model, state, ws, settings, h)
+        if status != OK:
+            return status
+        status = _position_phases(model, state, ws, settings, h)
+        if status != OK:
+            return status
+        status = _timed_particles(model, state, ws, settings, h, particle_model, particle_state)
+        if status != OK:
+            return status
+    ws.counters[SUBSTEPS_DONE] = substeps
+    record_step_statistics(ws)
+    return OK
+
+
+@njit(**JIT)
+def run_substeps_with_ropes_and_particles(model, state, ws, settings, h, substeps, rope_model, rope_state,
+                                          particle_model, particle_state):
+    """run_substeps_with_ropes plus phase 8: particle groups and mass-spring bodies."""
+    for substep in range(substeps):
+        ws.counters[SUBSTEPS_DONE] = substep
+        status = _body_phases(model, state, ws, settings, h)
+        if status != OK:
+            return status
+        t4 = _clock()
+        status = ropes(model, state, ws, settings, h, rope_model, rope_state)
+        ws.phase_seconds[ROPES] += _clock() - t4
+        if status != OK:
+            return status
+        status = _position_phases(model, state, ws, settings, h)
+        if status != OK:
+            return status
+        status = _timed_particles(model, state, ws, settings, h, particle_model, particle_state)
         if status != OK:
             return status
     ws.counters[SUBSTEPS_DONE] = substeps

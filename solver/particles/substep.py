@@ -1,0 +1,60 @@
+"""One particle substep: the chosen integrator over the forces, the collisions with the static colliders and
+between particles, the clock, and the non-finite check. step.py's particles phase calls it."""
+import numpy as np
+from numba import njit
+
+from ..math3d import JIT
+from .collisions import collide_particles
+from .implicit import implicit_euler
+from .integrators import EULER, MIDPOINT, RK4, SYMPLECTIC_EULER, euler, midpoint, rk4, symplectic_euler
+from .model import CONTACTS, PAIRS
+from .pair_contacts import PAIR_SWEEPS, build_particle_grid, sweep_particle_pairs
+
+
+@njit(**JIT)
+def particle_substep(model, particle_model, state, h, restitution_threshold):
+    """Advance every particle group by h. Returns False, or True when a particle became non-finite, with its
+    group and its index in the group in state.diverged.
+
+    model: the scene's Model, for the static colliders and the materials.
+    """
+    t = state.time[0]
+    integrator = particle_model.integrator
+    if integrator == SYMPLECTIC_EULER:
+        symplectic_euler(particle_model, state, t, h)
+    elif integrator == EULER:
+        euler(particle_model, state, t, h)
+    elif integrator == MIDPOINT:
+        midpoint(particle_model, state, t, h)
+    elif integrator == RK4:
+        rk4(particle_model, state, t, h)
+    else:
+        implicit_euler(particle_model, state, t, h)
+    state.counters[CONTACTS] = collide_particles(model, particle_model, state, h, restitution_threshold)
+    if particle_model.largest_radius > 0.0:
+        build_particle_grid(particle_model, state)
+        for sweep in range(PAIR_SWEEPS):
+            touching = sweep_particle_pairs(model, particle_model, state, h, restitution_threshold)
+            collide_particles(model, particle_model, state, h, restitution_threshold)  # pushes out of walls undone
+            if sweep == 0:
+                state.counters[PAIRS] = touching
+    state.time[0] = t + h
+    particle = first_non_finite_particle(state.y, particle_model.n_particles)
+    if particle < 0:
+        return False
+    group_start = particle_model.group_start
+    group = 0
+    while group_start[group + 1] <= particle:
+        group += 1
+    state.diverged[0] = group
+    state.diverged[1] = particle - group_start[group]
+    return True
+
+
+@njit(**JIT)
+def first_non_finite_particle(y, n):
+    """The first particle whose position or velocity in y = [x (3n); v (3n)] is NaN or infinite, or -1."""
+    for j in range(y.shape[0]):
+        if not np.isfinite(y[j]):
+            return (j // 3) % n
+    return -1
