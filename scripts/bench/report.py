@@ -108,8 +108,8 @@ def _plot_steps(name: str, results: list[dict]) -> str | None:
     bars = [(" ".join(filter(None, [r["engine"], r.get("requested_layer"),
                                     (r.get("threading_layer") or {}).get("tbb_version")])), r["steps_per_s"])
             for r in results if "steps_per_s" in r and "engine" in r]
-    if len(bars) < 2:
-        return None
+    if len(bars) < 2 or len({r.get("n") for r in results if "steps_per_s" in r}) > 1:
+        return None  # one bar, or a scaling run (its phases are plotted against n instead)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -122,6 +122,35 @@ def _plot_steps(name: str, results: list[dict]) -> str | None:
     fig.tight_layout()
     os.makedirs(IMAGES, exist_ok=True)
     path = os.path.join(IMAGES, f"bench-{name}.png")
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return os.path.relpath(path, os.path.dirname(REPORT))
+
+
+def _plot_phases(name: str, results: list[dict]) -> str | None:
+    """Per-phase time per contact-step against body count (scaling runs of ours); the image path, or None."""
+    runs = sorted((r for r in results if r.get("engine") == "ours" and r.get("phase_seconds_total")
+                   and r.get("mean_contacts") and r.get("steps")), key=lambda r: r["n"])
+    if len({r["n"] for r in runs}) < 2:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    counts = [r["n"] for r in runs]
+    for phase in runs[0]["phase_seconds_total"]:
+        ns = [1e9 * r["phase_seconds_total"].get(phase, 0.0) / (r["steps"] * r["mean_contacts"]) for r in runs]
+        if max(ns) > 0.0:
+            ax.plot(counts, ns, marker="o", label=phase)
+    ax.set_xscale("log")
+    ax.set_xlabel("bodies")
+    ax.set_ylabel("ns per contact-step")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    os.makedirs(IMAGES, exist_ok=True)
+    path = os.path.join(IMAGES, f"bench-{name}-phases.png")
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return os.path.relpath(path, os.path.dirname(REPORT))
@@ -151,6 +180,9 @@ def write_report() -> None:
         image = _plot_steps(meta.get("name", file[:-6]), results)
         if image:
             sections += [f"![steps per second]({image})", ""]
+        image = _plot_phases(meta.get("name", file[:-6]), results)
+        if image:
+            sections += [f"![time per phase and contact-step against body count]({image})", ""]
     with open(REPORT, "w") as handle:
         handle.write("\n".join(sections))
 
