@@ -13,9 +13,10 @@ runtime.configure()  # numba's cache folder and threading layer, before any kern
 
 from .recording import Recording  # noqa: E402
 from .scene import Material, Scene  # noqa: E402
+from .shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, MassProperties, Superellipsoid  # noqa: E402
 from .simulation import Simulation, SimulationCancelled, SimulationDiverged, State  # noqa: E402
 from .validate import SceneFileError  # noqa: E402
 
-__all__ = ["Material", "Recording", "Scene", "SceneFileError", "Simulation", "SimulationCancelled",
-           "SimulationDiverged", "State"]
+__all__ = ["Box", "Capsule", "ConvexHull", "Cylinder", "Ellipsoid", "MassProperties", "Material", "Recording", "Scene",
+           "SceneFileError", "Simulation", "SimulationCancelled", "SimulationDiverged", "State", "Superellipsoid"]
 __version__ = "0.1.0"
