@@ -38,10 +38,10 @@ def _dual_pair(x, y, e):
     top = max(x, y)
     if top <= 0.0:
         return 0.0, 0.0, 0.0
-    rx, ry = x / top, y / top
     if e >= 2.0:  # 1-norm ball: the dual is the max norm, reached at a vertex (an edge's midpoint on a tie)
-        wx, wy = (1.0 if rx >= 1.0 else 0.0), (1.0 if ry >= 1.0 else 0.0)
+        wx, wy = (1.0 if x >= y else 0.0), (1.0 if y >= x else 0.0)
         return top, wx / (wx + wy), wy / (wx + wy)
+    rx, ry = x / top, y / top
     dual = 2.0 / (2.0 - e)
     power = dual - 1.0
     norm = (rx ** dual + ry ** dual) ** (1.0 / dual)
