@@ -30,7 +30,7 @@ from .normal_refinement import refine_normal
 # of the pair's size: where GJK's and EPA's bounds are taken to meet (polytope pairs end exactly).
 # With a curved member the Newton refinement takes over from a looser first answer: on a curved
 # patch EPA would need many facets to get close
-TOLERANCE, CURVED_TOLERANCE = 1e-10, 1e-7
+TOLERANCE, CURVED_TOLERANCE = 1e-12, 1e-7
 # Newton ended on a smooth optimum when the gap's gradient on the sphere is below this (of the size)
 SMOOTH_GRADIENT = 1e-9
 
@@ -44,7 +44,7 @@ def _mismatch(ax, ay, az, bx, by, bz, gap, nx, ny, nz):
 
 @njit(**JIT)
 def _search(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, tolerance):
-    """GJK from the normal guess n, then EPA if GJK finds no gap: (separated, gap, n, a, b), the gap
+    """GJK from the normal guess n, then EPA if GJK finds no gap: (gap, n, a, b), the gap
     g(n) >= the signed distance - tolerance and a witness pair (a on A, b on B) of the search."""
     simplex = np.empty((4, 9))
     weights = np.zeros(4)
@@ -53,12 +53,12 @@ def _search(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, tole
     if verdict == SEPARATED:
         ax, ay, az = combine(simplex, count, weights, 3)
         bx, by, bz = combine(simplex, count, weights, 6)
-        return True, gap, nx, ny, nz, ax, ay, az, bx, by, bz
+        return gap, nx, ny, nz, ax, ay, az, bx, by, bz
     vertices, faces, planes = np.empty((MAX_VERTICES, 9)), np.empty((MAX_FACES, 3), np.int64), np.empty((MAX_FACES, 4))
     alive, edges = np.zeros(MAX_FACES, dtype=np.bool_), np.empty((3 * MAX_FACES, 2), dtype=np.int64)
     depth, nx, ny, nz, ax, ay, az, bx, by, bz = epa(kinds, params, hull_vertices, positions, rotations, simplex,
                                                     count, tolerance, vertices, faces, planes, alive, edges)
-    return False, -depth, nx, ny, nz, ax, ay, az, bx, by, bz
+    return -depth, nx, ny, nz, ax, ay, az, bx, by, bz
 
 
 @njit(**JIT)
@@ -66,7 +66,6 @@ def signed_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, 
     """Signed distance of shape 0 (A) and shape 1 (B) of a pair, starting from the normal guess n.
 
     out (10,) receives the distance, the unit normal from A to B, the point on A and the point on B.
-    Returns True when GJK found them apart, False when EPA measured an overlap.
 
     With a curved member, a first search to CURVED_TOLERANCE hands its normal to the Newton
     refinement; where that does not end on a smooth optimum (a crease or kink of g: a flat face, an
@@ -75,7 +74,7 @@ def signed_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, 
     scale = (bounding_radius(kinds[0], params[0], hull_vertices)
              + bounding_radius(kinds[1], params[1], hull_vertices))
     polytopes = (kinds[0] == BOX or kinds[0] == HULL) and (kinds[1] == BOX or kinds[1] == HULL)
-    separated, gap, nx, ny, nz, ax, ay, az, bx, by, bz = _search(
+    gap, nx, ny, nz, ax, ay, az, bx, by, bz = _search(
         kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
         (TOLERANCE if polytopes else CURVED_TOLERANCE) * scale)
     if not polytopes:
@@ -84,10 +83,11 @@ def signed_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, 
         if refined > gap:
             gap, nx, ny, nz = refined, rx, ry, rz
         if gradient > SMOOTH_GRADIENT * scale:
-            separated, tight, tx, ty, tz, ax, ay, az, bx, by, bz = _search(
+            tight, tx, ty, tz, qax, qay, qaz, qbx, qby, qbz = _search(
                 kinds, params, hull_vertices, positions, rotations, nx, ny, nz, TOLERANCE * scale)
-            if tight > gap:
+            if tight > gap:  # with its witnesses
                 gap, nx, ny, nz = tight, tx, ty, tz
+                ax, ay, az, bx, by, bz = qax, qay, qaz, qbx, qby, qbz
     # per shape, its support point along the normal or the search's witness moved along the normal onto
     # the shape's supporting plane (on a flat face or edge the support point is one end of it; on a
     # curved patch the witness, a mix of nearby support points, lies inside): the pair that fits best
@@ -107,7 +107,6 @@ def signed_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, 
             best, pax, pay, paz, pbx, pby, pbz = mismatch, qax, qay, qaz, qbx, qby, qbz
     out[0], out[1], out[2], out[3] = gap, nx, ny, nz
     out[4], out[5], out[6], out[7], out[8], out[9] = pax, pay, paz, pbx, pby, pbz
-    return separated
 
 
 class Distance(NamedTuple):

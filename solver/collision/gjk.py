@@ -3,8 +3,7 @@
 A pair is described by kinds (2,), params (2, PARAMS), the shared hull vertices, positions (2, 3)
 and rotation matrices (2, 3, 3); shape 0 is A, shape 1 is B. GJK walks a simplex of points of the
 Minkowski difference C = A - B towards the origin: each step adds C's support point w along -v,
-where v is the simplex point closest to the origin (Ericson's Voronoi-region tests, "Real-Time
-Collision Detection" 5.1). Along the unit n = -v/|v| (from A to B) the gap between the shapes is
+where v is the simplex point closest to the origin (the nearest of its faces' candidate points). Along the unit n = -v/|v| (from A to B) the gap between the shapes is
 
     g(n) = -h_A(n) - h_B(-n) = v.w / |v|,
 
@@ -19,6 +18,7 @@ from ..math3d import JIT
 from ..shapes.support import support_xyz
 
 MAX_ITERATIONS = 64
+FLAT = 1e-9  # a height below this fraction of the lengths involved does not decide a side
 SEPARATED, CONTACT = 0, 1  # GJK's verdicts: a proven gap, or an origin within the tolerance of C
 
 
@@ -68,70 +68,83 @@ def _segment(s, i, j):
     return 1.0 - t / along, t / along
 
 
+@njit(**JIT, inline="always")
+def _norm_squared(s, i, j, k, wi, wj, wk):
+    x = wi * s[i, 0] + wj * s[j, 0] + wk * s[k, 0]
+    y = wi * s[i, 1] + wj * s[j, 1] + wk * s[k, 1]
+    z = wi * s[i, 2] + wj * s[j, 2] + wk * s[k, 2]
+    return x * x + y * y + z * z
+
+
+@njit(**JIT, inline="always")
+def _area(ax, ay, bx, by, cx, cy):
+    """Twice the signed area of the 2-D triangle a, b, c."""
+    return (bx - ax) * (cy - ay) - (by - ay) * (cx - ax)
+
+
 @njit(**JIT)
 def _triangle(s, i, j, k):
-    """Barycentric weights (on i, j, k) of the point of triangle s_i s_j s_k closest to the origin
-    (Ericson's ClosestPtPointTriangle with p = 0); a degenerate triangle falls back to its edges."""
-    abx, aby, abz = s[j, 0] - s[i, 0], s[j, 1] - s[i, 1], s[j, 2] - s[i, 2]
-    acx, acy, acz = s[k, 0] - s[i, 0], s[k, 1] - s[i, 1], s[k, 2] - s[i, 2]
-    d1 = -_dot(s, i, abx, aby, abz)
-    d2 = -_dot(s, i, acx, acy, acz)
-    if d1 <= 0.0 and d2 <= 0.0:
-        return 1.0, 0.0, 0.0
-    d3 = -_dot(s, j, abx, aby, abz)
-    d4 = -_dot(s, j, acx, acy, acz)
-    if d3 >= 0.0 and d4 <= d3:
-        return 0.0, 1.0, 0.0
-    vc = d1 * d4 - d3 * d2
-    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
-        t = d1 / (d1 - d3)
-        return 1.0 - t, t, 0.0
-    d5 = -_dot(s, k, abx, aby, abz)
-    d6 = -_dot(s, k, acx, acy, acz)
-    if d6 >= 0.0 and d5 <= d6:
-        return 0.0, 0.0, 1.0
-    vb = d5 * d2 - d1 * d6
-    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
-        t = d2 / (d2 - d6)
-        return 1.0 - t, 0.0, t
-    va = d3 * d6 - d5 * d4
-    if va <= 0.0 and d4 - d3 >= 0.0 and d5 - d6 >= 0.0:
-        t = (d4 - d3) / ((d4 - d3) + (d5 - d6))
-        return 0.0, 1.0 - t, t
-    total = va + vb + vc
-    if total <= 0.0:  # collinear corners: the best of the three edges
-        best, wi, wj, wk = np.inf, 1.0, 0.0, 0.0
-        for edge in range(3):
-            p, q = (i, j) if edge == 0 else ((j, k) if edge == 1 else (k, i))
-            lp, lq = _segment(s, p, q)
-            x = lp * s[p, 0] + lq * s[q, 0]
-            y = lp * s[p, 1] + lq * s[q, 1]
-            z = lp * s[p, 2] + lq * s[q, 2]
-            if x * x + y * y + z * z < best:
-                best = x * x + y * y + z * z
-                if edge == 0:
-                    wi, wj, wk = lp, lq, 0.0
-                elif edge == 1:
-                    wi, wj, wk = 0.0, lp, lq
-                else:
-                    wi, wj, wk = lq, 0.0, lp
-        return wi, wj, wk
-    v = vb / total
-    w = vc / total
-    return 1.0 - v - w, v, w
+    """Barycentric weights (on i, j, k) of the point of triangle s_i s_j s_k closest to the origin.
+
+    The nearest of the candidates: each edge's nearest point, and the foot of the perpendicular
+    when it falls inside. Every candidate is a true point of the triangle, so a sliver (two corners
+    nearly together, common near convergence on a curved surface) whose foot is computed badly
+    can only lose to an edge, never return a point farther than the edges' best.
+    """
+    wi, wj = _segment(s, i, j)
+    best, bi, bj, bk = _norm_squared(s, i, j, k, wi, wj, 0.0), wi, wj, 0.0
+    wj, wk = _segment(s, j, k)
+    d = _norm_squared(s, i, j, k, 0.0, wj, wk)
+    if d < best:
+        best, bi, bj, bk = d, 0.0, wj, wk
+    wk, wi = _segment(s, k, i)
+    d = _norm_squared(s, i, j, k, wi, 0.0, wk)
+    if d < best:
+        best, bi, bj, bk = d, wi, 0.0, wk
+    # the foot p of the perpendicular from the origin, with barycentric weights from signed areas in
+    # the coordinate plane where the triangle's projection is largest (Montanari et al. 2017): for a
+    # sliver these keep full precision, where the normal equations would square its condition number
+    ux, uy, uz = s[j, 0] - s[i, 0], s[j, 1] - s[i, 1], s[j, 2] - s[i, 2]
+    vx, vy, vz = s[k, 0] - s[i, 0], s[k, 1] - s[i, 1], s[k, 2] - s[i, 2]
+    nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+    nn = nx * nx + ny * ny + nz * nz
+    if nn > 0.0:
+        t = _dot(s, i, nx, ny, nz) / nn
+        px, py, pz = t * nx, t * ny, t * nz
+        if abs(nx) >= abs(ny) and abs(nx) >= abs(nz):
+            a, b = 1, 2
+            pa, pb = py, pz
+        elif abs(ny) >= abs(nz):
+            a, b = 2, 0
+            pa, pb = pz, px
+        else:
+            a, b = 0, 1
+            pa, pb = px, py
+        total = _area(s[i, a], s[i, b], s[j, a], s[j, b], s[k, a], s[k, b])
+        ci = _area(pa, pb, s[j, a], s[j, b], s[k, a], s[k, b])
+        cj = _area(s[i, a], s[i, b], pa, pb, s[k, a], s[k, b])
+        ck = _area(s[i, a], s[i, b], s[j, a], s[j, b], pa, pb)
+        if total != 0.0 and ci / total > 0.0 and cj / total > 0.0 and ck / total > 0.0:
+            wi, wj, wk = ci / total, cj / total, ck / total
+            d = _norm_squared(s, i, j, k, wi, wj, wk)
+            if d < best:
+                bi, bj, bk = wi, wj, wk
+    return bi, bj, bk
 
 
 @njit(**JIT)
 def _outside_face(s, i, j, k, opposite):
-    """Whether the origin lies on the other side of plane s_i s_j s_k than s_opposite (or the
-    tetrahedron is too flat to tell)."""
+    """Whether the origin lies on the other side of plane s_i s_j s_k than s_opposite, or too near
+    the plane to tell, or the tetrahedron is too flat to tell: then the face must be searched."""
     abx, aby, abz = s[j, 0] - s[i, 0], s[j, 1] - s[i, 1], s[j, 2] - s[i, 2]
     acx, acy, acz = s[k, 0] - s[i, 0], s[k, 1] - s[i, 1], s[k, 2] - s[i, 2]
     nx, ny, nz = aby * acz - abz * acy, abz * acx - abx * acz, abx * acy - aby * acx
     origin_side = -_dot(s, i, nx, ny, nz)
     opposite_side = _dot(s, opposite, nx, ny, nz) - _dot(s, i, nx, ny, nz)
-    scale = np.sqrt(nx * nx + ny * ny + nz * nz) * np.sqrt(_diff_dot(s, i, opposite, i, opposite))
-    return origin_side * opposite_side < 0.0 or abs(opposite_side) <= 1e-12 * scale
+    normal = np.sqrt(nx * nx + ny * ny + nz * nz)
+    reach = np.sqrt(_dot(s, i, s[i, 0], s[i, 1], s[i, 2]))
+    return (origin_side * opposite_side < 0.0 or abs(opposite_side) <= FLAT * normal * np.sqrt(
+        _diff_dot(s, i, opposite, i, opposite)) or abs(origin_side) <= FLAT * normal * reach)
 
 
 @njit(**JIT)
@@ -148,21 +161,21 @@ def closest_on_simplex(s, count, weights):
     elif count == 3:
         weights[0], weights[1], weights[2] = _triangle(s, 0, 1, 2)
     else:
+        # every face, not only those the origin is outside of: near convergence the tetrahedron is
+        # nearly flat, its side tests are unreliable, and the better face may be any of the four
         best = np.inf
         inside = True
         for face in range(4):  # the face opposite vertex `face`
             i, j, k = (1, 2, 3) if face == 0 else ((0, 2, 3) if face == 1 else ((0, 1, 3) if face == 2 else (0, 1, 2)))
             if _outside_face(s, i, j, k, face):
                 inside = False
-                wi, wj, wk = _triangle(s, i, j, k)
-                x = wi * s[i, 0] + wj * s[j, 0] + wk * s[k, 0]
-                y = wi * s[i, 1] + wj * s[j, 1] + wk * s[k, 1]
-                z = wi * s[i, 2] + wj * s[j, 2] + wk * s[k, 2]
-                if x * x + y * y + z * z < best:
-                    best = x * x + y * y + z * z
-                    for r in range(4):
-                        weights[r] = 0.0
-                    weights[i], weights[j], weights[k] = wi, wj, wk
+            wi, wj, wk = _triangle(s, i, j, k)
+            d = _norm_squared(s, i, j, k, wi, wj, wk)
+            if d < best:
+                best = d
+                for r in range(4):
+                    weights[r] = 0.0
+                weights[i], weights[j], weights[k] = wi, wj, wk
         if inside:
             for r in range(4):
                 weights[r] = 0.25
@@ -205,7 +218,8 @@ def gjk(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, toleranc
     vx, vy, vz = simplex[0, 0], simplex[0, 1], simplex[0, 2]
     best_gap, bx, by, bz = -np.inf, nx, ny, nz
     for _ in range(MAX_ITERATIONS):
-        length = np.sqrt(vx * vx + vy * vy + vz * vz)
+        squared = vx * vx + vy * vy + vz * vz
+        length = np.sqrt(squared)
         if length <= tolerance:
             return CONTACT, count, best_gap, bx, by, bz
         ux, uy, uz = -vx / length, -vy / length, -vz / length
@@ -219,7 +233,7 @@ def gjk(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, toleranc
         if count == 4:
             return CONTACT, count, best_gap, bx, by, bz
         wx, wy, wz = combine(simplex, count, weights, 0)
-        if wx * wx + wy * wy + wz * wz >= length * length:  # no progress left in floating point
+        if wx * wx + wy * wy + wz * wz >= squared:  # no progress left in floating point
             break
         vx, vy, vz = wx, wy, wz
     if best_gap <= tolerance:

@@ -22,6 +22,7 @@ from .gjk import support_posed
 MAX_ITERATIONS = 16
 DIFFERENCE_STEP = 1e-7  # radians: the finite-difference Hessian's truncation and rounding errors balance near here
 MAX_HALVINGS = 8
+ROUNDING = 4.0 * np.finfo(np.float64).eps  # the error of n.x(n) relative to the size of the points in it
 
 
 @njit(**JIT)
@@ -30,6 +31,14 @@ def minkowski_support(kinds, params, hull_vertices, positions, rotations, nx, ny
     ax, ay, az = support_posed(kinds[0], params[0], hull_vertices, positions[0], rotations[0], nx, ny, nz)
     bx, by, bz = support_posed(kinds[1], params[1], hull_vertices, positions[1], rotations[1], -nx, -ny, -nz)
     return ax - bx, ay - by, az - bz
+
+
+@njit(**JIT, inline="always")
+def _tangential(nx, ny, nz, xx, xy, xz):
+    """|x - (n.x) n|: the length of h_C's gradient on the sphere."""
+    along = nx * xx + ny * xy + nz * xz
+    x, y, z = xx - along * nx, xy - along * ny, xz - along * nz
+    return np.sqrt(x * x + y * y + z * z)
 
 
 @njit(**JIT, inline="always")
@@ -49,12 +58,16 @@ def refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz
     """
     xx, xy, xz = minkowski_support(kinds, params, hull_vertices, positions, rotations, nx, ny, nz)
     phi = nx * xx + ny * xy + nz * xz  # h_C(n) = -g(n), to be lowered
+    gradient = _tangential(nx, ny, nz, xx, xy, xz)
+    # x is a difference of points about this far from the origin: the size of its rounding error
+    magnitude = scale + np.sqrt(positions[0, 0] ** 2 + positions[0, 1] ** 2 + positions[0, 2] ** 2) + np.sqrt(
+        positions[1, 0] ** 2 + positions[1, 1] ** 2 + positions[1, 2] ** 2)
     for _ in range(MAX_ITERATIONS):
+        if gradient <= 1e-15 * scale:
+            break
         t1x, t1y, t1z, t2x, t2y, t2z = orthonormal_basis(nx, ny, nz)
         r1 = t1x * xx + t1y * xy + t1z * xz
         r2 = t2x * xx + t2y * xy + t2z * xz
-        if np.sqrt(r1 * r1 + r2 * r2) <= 1e-15 * scale:
-            break
         # the tangential Hessian of h_C from differences of x along t1 and t2
         px, py, pz = _tilted(nx, ny, nz, t1x, t1y, t1z, t2x, t2y, t2z, DIFFERENCE_STEP, 0.0)
         ux, uy, uz = minkowski_support(kinds, params, hull_vertices, positions, rotations, px, py, pz)
@@ -74,19 +87,21 @@ def refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz
             det = j11 * j22 - j12 * j12
         du = -(j22 * r1 - j12 * r2) / det
         dv = -(j11 * r2 - j12 * r1) / det
+        # a step is taken if it lowers h_C, or, once h_C is flat to rounding (its change then is the
+        # gradient squared, below a double's resolution), if it halves the gradient and raises h_C by
+        # no more than rounding
+        slack = ROUNDING * magnitude
         accepted = False
         for _ in range(MAX_HALVINGS):
             px, py, pz = _tilted(nx, ny, nz, t1x, t1y, t1z, t2x, t2y, t2z, du, dv)
             qx, qy, qz = minkowski_support(kinds, params, hull_vertices, positions, rotations, px, py, pz)
             trial = px * qx + py * qy + pz * qz
-            if trial < phi:
-                nx, ny, nz, xx, xy, xz, phi = px, py, pz, qx, qy, qz, trial
+            trial_gradient = _tangential(px, py, pz, qx, qy, qz)
+            if trial < phi or (trial <= phi + slack and trial_gradient < 0.5 * gradient):
+                nx, ny, nz, xx, xy, xz, phi, gradient = px, py, pz, qx, qy, qz, trial, trial_gradient
                 accepted = True
                 break
             du, dv = 0.5 * du, 0.5 * dv
         if not accepted or du * du + dv * dv <= 1e-30:
             break
-    t1x, t1y, t1z, t2x, t2y, t2z = orthonormal_basis(nx, ny, nz)
-    r1 = t1x * xx + t1y * xy + t1z * xz
-    r2 = t2x * xx + t2y * xy + t2z * xz
-    return -phi, nx, ny, nz, np.sqrt(r1 * r1 + r2 * r2)
+    return -phi, nx, ny, nz, gradient
