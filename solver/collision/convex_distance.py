@@ -8,9 +8,9 @@ normal_refinement.py then polishes n. The answer is g at the returned normal, ev
 from the support functions, so it never exceeds the true signed distance; its deficit is what
 the search leaves, measured in tests/solver/shapes/test_distance_reference.py.
 
-The witness points lie on the surfaces with b - a = distance * normal: the support points along
-the normal where the shape is smooth there, GJK's or EPA's barycentric pair on flat features
-(faces and edges, whose support along the normal is not a single point).
+The witness points lie on the surfaces with b - a = distance * normal along the normal: the
+support points along it where a shape's support there is a single point, else the nearest pair
+GJK finds with the shapes moved apart along the normal (see _witnesses).
 """
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ from .normal_refinement import refine_normal
 TOLERANCE, CURVED_TOLERANCE = 1e-12, 1e-7
 # Newton ended on a smooth optimum when the gap's gradient on the sphere is below this (of the size)
 SMOOTH_GRADIENT = 1e-9
+WITNESS_GAP = 1e-6  # of the size: the separation at which the witness points are found (see _witnesses)
 
 
 @njit(**JIT, inline="always")
@@ -44,21 +45,59 @@ def _mismatch(ax, ay, az, bx, by, bz, gap, nx, ny, nz):
 
 @njit(**JIT)
 def _search(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, tolerance):
-    """GJK from the normal guess n, then EPA if GJK finds no gap: (gap, n, a, b), the gap
-    g(n) >= the signed distance - tolerance and a witness pair (a on A, b on B) of the search."""
+    """GJK from the normal guess n, then EPA if GJK finds no gap: (gap, n) with the gap g(n) >= the
+    signed distance - tolerance."""
     simplex = np.empty((4, 9))
     weights = np.zeros(4)
     verdict, count, gap, nx, ny, nz = gjk(kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
                                           tolerance, simplex, weights)
     if verdict == SEPARATED:
-        ax, ay, az = combine(simplex, count, weights, 3)
-        bx, by, bz = combine(simplex, count, weights, 6)
-        return gap, nx, ny, nz, ax, ay, az, bx, by, bz
+        return gap, nx, ny, nz
     vertices, faces, planes = np.empty((MAX_VERTICES, 9)), np.empty((MAX_FACES, 3), np.int64), np.empty((MAX_FACES, 4))
     alive, edges = np.zeros(MAX_FACES, dtype=np.bool_), np.empty((3 * MAX_FACES, 2), dtype=np.int64)
-    depth, nx, ny, nz, ax, ay, az, bx, by, bz = epa(kinds, params, hull_vertices, positions, rotations, simplex,
-                                                    count, tolerance, vertices, faces, planes, alive, edges)
-    return -depth, nx, ny, nz, ax, ay, az, bx, by, bz
+    depth, nx, ny, nz = epa(kinds, params, hull_vertices, positions, rotations, simplex, count, tolerance, vertices,
+                            faces, planes, alive, edges)
+    return -depth, nx, ny, nz
+
+
+@njit(**JIT)
+def _witnesses(kinds, params, hull_vertices, positions, rotations, gap, nx, ny, nz, scale, out):
+    """out[4:10] = a point of A and a point of B, on their surfaces, with b - a = gap n along n.
+
+    B is moved along n until the pair stands WITNESS_GAP apart; n stays their normal, and GJK's
+    nearest pair there marks where the shapes meet, whatever the feature (a point, an edge, a face).
+    Its barycentric points are then moved along n onto each shape's supporting plane (on a curved
+    patch a mix of nearby support points lies just inside). Per shape, that point or the support
+    point along n (exact where the support is a single point; one end of a flat face or edge
+    otherwise): the pair that fits b - a = gap n best.
+    """
+    shift = WITNESS_GAP * scale - gap
+    moved = positions.copy()
+    moved[1, 0] += shift * nx
+    moved[1, 1] += shift * ny
+    moved[1, 2] += shift * nz
+    simplex = np.empty((4, 9))
+    weights = np.zeros(4)
+    _, count, _, _, _, _ = gjk(kinds, params, hull_vertices, moved, rotations, nx, ny, nz, TOLERANCE * scale,
+                               simplex, weights)
+    ax, ay, az = combine(simplex, count, weights, 3)
+    bx, by, bz = combine(simplex, count, weights, 6)
+    bx, by, bz = bx - shift * nx, by - shift * ny, bz - shift * nz
+    sax, say, saz = support_posed(kinds[0], params[0], hull_vertices, positions[0], rotations[0], nx, ny, nz)
+    sbx, sby, sbz = support_posed(kinds[1], params[1], hull_vertices, positions[1], rotations[1], -nx, -ny, -nz)
+    along = nx * (sax - ax) + ny * (say - ay) + nz * (saz - az)
+    ax, ay, az = ax + along * nx, ay + along * ny, az + along * nz
+    along = nx * (sbx - bx) + ny * (sby - by) + nz * (sbz - bz)
+    bx, by, bz = bx + along * nx, by + along * ny, bz + along * nz
+    best = _mismatch(ax, ay, az, bx, by, bz, gap, nx, ny, nz)
+    out[4], out[5], out[6], out[7], out[8], out[9] = ax, ay, az, bx, by, bz
+    for choice in range(3):
+        qax, qay, qaz = (sax, say, saz) if choice != 1 else (ax, ay, az)
+        qbx, qby, qbz = (sbx, sby, sbz) if choice != 2 else (bx, by, bz)
+        mismatch = _mismatch(qax, qay, qaz, qbx, qby, qbz, gap, nx, ny, nz)
+        if mismatch < best:
+            best = mismatch
+            out[4], out[5], out[6], out[7], out[8], out[9] = qax, qay, qaz, qbx, qby, qbz
 
 
 @njit(**JIT)
@@ -74,39 +113,20 @@ def signed_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, 
     scale = (bounding_radius(kinds[0], params[0], hull_vertices)
              + bounding_radius(kinds[1], params[1], hull_vertices))
     polytopes = (kinds[0] == BOX or kinds[0] == HULL) and (kinds[1] == BOX or kinds[1] == HULL)
-    gap, nx, ny, nz, ax, ay, az, bx, by, bz = _search(
-        kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
-        (TOLERANCE if polytopes else CURVED_TOLERANCE) * scale)
+    gap, nx, ny, nz = _search(kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
+                              (TOLERANCE if polytopes else CURVED_TOLERANCE) * scale)
     if not polytopes:
         refined, rx, ry, rz, gradient = refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
                                                       scale)
         if refined > gap:
             gap, nx, ny, nz = refined, rx, ry, rz
         if gradient > SMOOTH_GRADIENT * scale:
-            tight, tx, ty, tz, qax, qay, qaz, qbx, qby, qbz = _search(
-                kinds, params, hull_vertices, positions, rotations, nx, ny, nz, TOLERANCE * scale)
-            if tight > gap:  # with its witnesses
+            tight, tx, ty, tz = _search(kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
+                                        TOLERANCE * scale)
+            if tight > gap:
                 gap, nx, ny, nz = tight, tx, ty, tz
-                ax, ay, az, bx, by, bz = qax, qay, qaz, qbx, qby, qbz
-    # per shape, its support point along the normal or the search's witness moved along the normal onto
-    # the shape's supporting plane (on a flat face or edge the support point is one end of it; on a
-    # curved patch the witness, a mix of nearby support points, lies inside): the pair that fits best
-    sax, say, saz = support_posed(kinds[0], params[0], hull_vertices, positions[0], rotations[0], nx, ny, nz)
-    sbx, sby, sbz = support_posed(kinds[1], params[1], hull_vertices, positions[1], rotations[1], -nx, -ny, -nz)
-    shift = nx * (sax - ax) + ny * (say - ay) + nz * (saz - az)
-    ax, ay, az = ax + shift * nx, ay + shift * ny, az + shift * nz
-    shift = nx * (sbx - bx) + ny * (sby - by) + nz * (sbz - bz)
-    bx, by, bz = bx + shift * nx, by + shift * ny, bz + shift * nz
-    best = _mismatch(ax, ay, az, bx, by, bz, gap, nx, ny, nz)
-    pax, pay, paz, pbx, pby, pbz = ax, ay, az, bx, by, bz
-    for choice in range(3):
-        qax, qay, qaz = (sax, say, saz) if choice != 1 else (ax, ay, az)
-        qbx, qby, qbz = (sbx, sby, sbz) if choice != 2 else (bx, by, bz)
-        mismatch = _mismatch(qax, qay, qaz, qbx, qby, qbz, gap, nx, ny, nz)
-        if mismatch < best:
-            best, pax, pay, paz, pbx, pby, pbz = mismatch, qax, qay, qaz, qbx, qby, qbz
     out[0], out[1], out[2], out[3] = gap, nx, ny, nz
-    out[4], out[5], out[6], out[7], out[8], out[9] = pax, pay, paz, pbx, pby, pbz
+    _witnesses(kinds, params, hull_vertices, positions, rotations, gap, nx, ny, nz, scale, out)
 
 
 class Distance(NamedTuple):

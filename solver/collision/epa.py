@@ -58,29 +58,6 @@ def _add_face(vertices, faces, planes, alive, i, j, k):
 
 
 @njit(**JIT)
-def _witness(vertices, faces, planes, f):
-    """The points of A and of B whose difference is face f's point nearest the origin (its distance
-    along its normal), from the barycentric weights of that point."""
-    i, j, k = faces[f, 0], faces[f, 1], faces[f, 2]
-    d = planes[f, 3]
-    ux, uy, uz = vertices[j, 0] - vertices[i, 0], vertices[j, 1] - vertices[i, 1], vertices[j, 2] - vertices[i, 2]
-    vx, vy, vz = vertices[k, 0] - vertices[i, 0], vertices[k, 1] - vertices[i, 1], vertices[k, 2] - vertices[i, 2]
-    rx, ry, rz = d * planes[f, 0] - vertices[i, 0], d * planes[f, 1] - vertices[i, 1], d * planes[f, 2] - vertices[i, 2]
-    uu, uv, vv = ux * ux + uy * uy + uz * uz, ux * vx + uy * vy + uz * vz, vx * vx + vy * vy + vz * vz
-    ru, rv = rx * ux + ry * uy + rz * uz, rx * vx + ry * vy + rz * vz
-    det = uu * vv - uv * uv
-    s = (vv * ru - uv * rv) / det if det > 0.0 else 0.0
-    t = (uu * rv - uv * ru) / det if det > 0.0 else 0.0
-    r = 1.0 - s - t
-    return (r * vertices[i, 3] + s * vertices[j, 3] + t * vertices[k, 3],
-            r * vertices[i, 4] + s * vertices[j, 4] + t * vertices[k, 4],
-            r * vertices[i, 5] + s * vertices[j, 5] + t * vertices[k, 5],
-            r * vertices[i, 6] + s * vertices[j, 6] + t * vertices[k, 6],
-            r * vertices[i, 7] + s * vertices[j, 7] + t * vertices[k, 7],
-            r * vertices[i, 8] + s * vertices[j, 8] + t * vertices[k, 8])
-
-
-@njit(**JIT)
 def _tetrahedron(kinds, params, hull_vertices, positions, rotations, vertices, count):
     """Grow GJK's simplex (its first ``count`` rows) to four points spanning a solid: supports along
     the axes for a point, a normal of the segment, the triangle's normal. Returns the count reached."""
@@ -124,9 +101,8 @@ def epa(kinds, params, hull_vertices, positions, rotations, simplex, count, tole
         alive, edges):
     """Penetration depth from GJK's final simplex (its first ``count`` rows of w, a, b).
 
-    Returns (depth, nx, ny, nz, ax, ay, az, bx, by, bz): the depth h_C(n) >= the true depth along the
-    best unit normal n found (from A to B), and a witness pair from the face that gave n: a on A and
-    b on B with a - b = (that face's distance) n.
+    Returns (depth, nx, ny, nz): the depth h_C(n) >= the true depth along the best unit normal n found
+    (from A to B).
     """
     for r in range(count):
         for c in range(9):
@@ -143,7 +119,6 @@ def epa(kinds, params, hull_vertices, positions, rotations, simplex, count, tole
     _add_face(vertices, faces, planes, alive, i1, 3, i2)
     _add_face(vertices, faces, planes, alive, i2, 3, 0)
     best_depth, bx, by, bz = np.inf, 1.0, 0.0, 0.0
-    ax = ay = az = wx = wy = wz = 0.0
     for _ in range(MAX_ITERATIONS):
         nearest, nearest_distance = -1, np.inf
         for f in range(len(alive)):
@@ -156,7 +131,6 @@ def epa(kinds, params, hull_vertices, positions, rotations, simplex, count, tole
         upper = nx * vertices[count, 0] + ny * vertices[count, 1] + nz * vertices[count, 2]
         if upper < best_depth:
             best_depth, bx, by, bz = upper, nx, ny, nz
-            ax, ay, az, wx, wy, wz = _witness(vertices, faces, planes, nearest)
         if upper - nearest_distance <= tolerance or count + 1 >= len(vertices):
             break
         # the faces the new point sees, and the loop of edges around them
@@ -190,4 +164,4 @@ def epa(kinds, params, hull_vertices, positions, rotations, simplex, count, tole
         count += 1
         if full:
             break
-    return best_depth, bx, by, bz, ax, ay, az, wx, wy, wz
+    return best_depth, bx, by, bz

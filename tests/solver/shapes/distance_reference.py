@@ -36,6 +36,8 @@ FAMILIES = ("ellipsoid", "superellipsoid", "box", "cylinder", "capsule", "hull")
 GRID = 2000  # Fibonacci directions for the global search
 STARTS = 3  # distinct grid maxima refined by pattern search
 MIN_STEP = 1e-10  # radians: where the pattern search stops
+RESOLUTION = 1e-15  # a relative gain below this is rounding, not progress (else noise keeps a search alive)
+MAX_STEPS = 400  # a search still climbing then (a slow ridge walk) stops: the reference only loses by it
 
 
 # ------------------------------------------------------------------------------ shapes and poses
@@ -55,14 +57,16 @@ def random_shape(rng, family):
 
 
 def random_pairs(rng, family_a, family_b, count):
-    """count pairs: A near the origin, B along a random direction at 0.3 to 1.3 times the sum of their
-    reaches, so that about half overlap; random orientations. Returns (shapes_a, poses_a, shapes_b, poses_b)."""
+    """count pairs: A near the origin, B along a random direction at 0.4 to 1.6 times the sum of their
+    equivalent radii (of the ball of the same volume), so that about half overlap; random
+    orientations. Returns (shapes_a, poses_a, shapes_b, poses_b)."""
     shapes_a = [random_shape(rng, family_a) for _ in range(count)]
     shapes_b = [random_shape(rng, family_b) for _ in range(count)]
     direction = unit(rng.normal(size=(count, 3)))
-    scale = np.array([reach(a) + reach(b) for a, b in zip(shapes_a, shapes_b)])
+    radius = [(shape.mass_properties(1.0).volume * 3 / (4 * math.pi)) ** (1 / 3) for shape in shapes_a + shapes_b]
+    scale = np.add(radius[:count], radius[count:])
     positions_a = rng.normal(size=(count, 3)) * 0.1
-    positions_b = positions_a + direction * (scale * rng.uniform(0.3, 1.3, count))[:, None]
+    positions_b = positions_a + direction * (scale * rng.uniform(0.4, 1.6, count))[:, None]
     orientations_a = np.array([random_quaternion(rng) for _ in range(count)])
     orientations_b = np.array([random_quaternion(rng) for _ in range(count)])
     return shapes_a, (positions_a, orientations_a), shapes_b, (positions_b, orientations_b)
@@ -105,7 +109,7 @@ def _dual_norm(x, y, e):
     e broadcasts against x and y."""
     x, y = np.abs(x), np.abs(y)
     top = np.maximum(x, y)
-    p = 2.0 / (2.0 - np.minimum(e, 1.999))
+    p = 2.0 / (2.0 - np.where(e >= 2.0, 1.0, e))  # (the max norm is chosen below for e = 2)
     safe = np.where(top > 0, top, 1.0)
     norm = top * ((x / safe) ** p + (y / safe) ** p) ** (1.0 / p)
     return np.where(e >= 2.0, top, norm)
@@ -273,7 +277,9 @@ def pattern_search(function, n, step, rng):
     first = float(step)
     step = np.full(value.shape, first)
     angles = np.arange(8) * (math.pi / 4)
-    while np.any(step > MIN_STEP):
+    for _ in range(MAX_STEPS):
+        if not np.any(step > MIN_STEP):
+            break
         t1, t2 = tangent_frames(n)
         turned = angles + rng.uniform(0, math.pi / 4, size=value.shape + (1,))
         offsets = np.cos(turned)[..., None] * t1[..., None, :] + np.sin(turned)[..., None] * t2[..., None, :]
@@ -282,7 +288,7 @@ def pattern_search(function, n, step, rng):
         best = np.argmax(values, axis=-1)
         best_value = np.take_along_axis(values, best[..., None], -1)[..., 0]
         active = step > MIN_STEP
-        move = (best_value > value) & active
+        move = (best_value > value + RESOLUTION * np.abs(value)) & active
         n = np.where(move[..., None], np.take_along_axis(trial, best[..., None, None], 2)[..., 0, :], n)
         value = np.where(move, best_value, value)
         # a success doubles the step (up to the first), so a walk along a ridge does not crawl
@@ -299,13 +305,15 @@ def crease_search(function, axes, n, rng):
     angle = np.zeros(axes.shape[:2])
     value = function(u)
     step = np.full(angle.shape, 0.05)
-    while np.any(step > MIN_STEP):
+    for _ in range(MAX_STEPS):
+        if not np.any(step > MIN_STEP):
+            break
         trials = angle[..., None] + step[..., None] * np.array([-1.0, 1.0])
         points = np.cos(trials)[..., None] * u[..., None, :] + np.sin(trials)[..., None] * w[..., None, :]
         tried = function(points.reshape(len(n), -1, 3)).reshape(trials.shape)
         best = np.argmax(tried, axis=-1)
         best_value = np.take_along_axis(tried, best[..., None], -1)[..., 0]
-        move = (best_value > value) & (step > MIN_STEP)
+        move = (best_value > value + RESOLUTION * np.abs(value)) & (step > MIN_STEP)
         angle = np.where(move, np.take_along_axis(trials, best[..., None], -1)[..., 0], angle)
         value = np.where(move, best_value, value)
         step = np.where(move, np.minimum(2.0 * step, 0.5), np.where(step > MIN_STEP, 0.5 * step, step))

@@ -66,7 +66,8 @@ def test_shapes_are_immutable_values():
 
 
 def test_public_names_are_exported_from_solver():
-    for name in ("Ellipsoid", "Superellipsoid", "Box", "Cylinder", "Capsule", "ConvexHull", "MassProperties"):
+    for name in ("Ellipsoid", "Superellipsoid", "Box", "Cylinder", "Capsule", "ConvexHull", "MassProperties", "Distance",
+                 "distance"):
         assert name in solver.__all__ and hasattr(solver, name)
 
 
