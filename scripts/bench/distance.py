@@ -13,6 +13,7 @@ compared with its numpy reference (tests/solver/shapes/distance_reference.py). P
                deficit means the reference's search fell short)
   consistency  max |solver distance - g(solver normal)| / size, g evaluated by the reference
   on_surface   max relative surface residual of the witness points
+  across       max |(point_b - point_a) - distance * normal| / size (the points' mismatch across the normal)
   us_kernel    mean microseconds per compiled call (signed_distance), warm
   us_query     mean microseconds per solver.distance call (validation and encoding included)
 """
@@ -54,12 +55,13 @@ def measure(family_a, family_b, count, seed):
     size = np.array([reference.reach(x) + reference.reach(y) for x, y in zip(shapes_a, shapes_b)])
     best, _ = reference.signed_distance(a, b, seed)
     at_normal = reference.gaps(a, b, normal[:, None, :])[:, 0]
-    residual = np.maximum(np.abs(a.surface_residual(np.array([r.point_a for r in results]))),
-                          np.abs(b.surface_residual(np.array([r.point_b for r in results]))))
+    point_a, point_b = np.array([r.point_a for r in results]), np.array([r.point_b for r in results])
+    residual = np.maximum(np.abs(a.surface_residual(point_a)), np.abs(b.surface_residual(point_b)))
+    across = np.linalg.norm(point_b - point_a - distance[:, None] * normal, axis=1) / size
     return dict(families=f"{family_a}-{family_b}", pairs=count, overlapping=int(np.sum(best < 0)),
                 deficit=float(np.max((best - distance) / size)),
                 consistency=float(np.max(np.abs(distance - at_normal) / size)),
-                on_surface=float(np.max(residual)), us_kernel=round(kernel * 1e6, 1), us_query=round(query * 1e6, 1))
+                on_surface=float(np.max(residual)), across=float(np.max(across)), us_kernel=round(kernel * 1e6, 1), us_query=round(query * 1e6, 1))
 
 
 def main(argv=None):

@@ -19,7 +19,7 @@ from numba import njit
 from ..math3d import JIT
 from .gjk import pair_support
 
-MAX_ITERATIONS = 60
+MAX_ITERATIONS = 120
 MAX_VERTICES = MAX_ITERATIONS + 4
 MAX_FACES = 2 * MAX_VERTICES
 AXES = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0],

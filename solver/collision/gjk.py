@@ -17,7 +17,7 @@ from numba import njit
 from ..math3d import JIT
 from ..shapes.support import support_xyz
 
-MAX_ITERATIONS = 64
+MAX_ITERATIONS = 128
 FLAT = 1e-9  # a height below this fraction of the lengths involved does not decide a side
 SEPARATED, CONTACT = 0, 1  # GJK's verdicts: a proven gap, or an origin within the tolerance of C
 

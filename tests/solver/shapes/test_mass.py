@@ -68,7 +68,8 @@ def test_superellipsoid_at_exponents_one_is_the_ellipsoid():
 
 
 def book_inertia(a1, a2, a3, e1, e2, density):
-    """Jaklic, Leonardis and Solina (2000), eq. 2.60-2.62, as printed."""
+    """The closed forms of Jaklic, Leonardis and Solina (2000, ch. 2) as they are usually quoted, written
+    out literally (a second derivation to compare with solver.shapes.mass)."""
     beta = mass._beta
     common = 0.5 * density * a1 * a2 * a3 * e1 * e2
     i_xx = common * (a2 ** 2 * beta(1.5 * e2, 0.5 * e2) * beta(0.5 * e1, 2 * e1 + 1)
