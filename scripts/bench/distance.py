@@ -61,7 +61,8 @@ def measure(family_a, family_b, count, seed):
     return dict(families=f"{family_a}-{family_b}", pairs=count, overlapping=int(np.sum(best < 0)),
                 deficit=float(np.max((best - distance) / size)),
                 consistency=float(np.max(np.abs(distance - at_normal) / size)),
-                on_surface=float(np.max(residual)), across=float(np.max(across)), us_kernel=round(kernel * 1e6, 1), us_query=round(query * 1e6, 1))
+                on_surface=float(np.max(residual)), across=float(np.max(across)),
+                us_kernel=round(kernel * 1e6, 1), us_query=round(query * 1e6, 1))
 
 
 def main(argv=None):

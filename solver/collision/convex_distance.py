@@ -28,8 +28,9 @@ from .gjk import SEPARATED, combine, gjk, support_posed
 from .normal_refinement import refine_normal
 
 # of the pair's size: where GJK's and EPA's bounds are taken to meet (polytope pairs end exactly).
-# With a curved member the Newton refinement takes over from a looser first answer: on a curved
-# patch EPA would need many facets to get close
+# With a curved member the Newton refinement takes over from a looser first answer (on a curved
+# patch EPA would need many facets to get close); the loose bound still places that answer in a
+# basin of g whose maximum is within it of the global one
 TOLERANCE, CURVED_TOLERANCE = 1e-12, 1e-7
 # Newton ended on a smooth optimum when the gap's gradient on the sphere is below this (of the size)
 SMOOTH_GRADIENT = 1e-9
@@ -131,8 +132,9 @@ def signed_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, 
 
 class Distance(NamedTuple):
     """Result of :func:`distance`: ``distance`` (signed: negative = penetration depth), ``normal``
-    (unit, from A to B), ``point_a`` on A's surface and ``point_b`` on B's, with
-    point_b - point_a = distance * normal (world frame)."""
+    (unit, from A to B), ``point_a`` on A's surface and ``point_b`` on B's (world frame), with
+    point_b - point_a = distance * normal: exactly along the normal, across it to about 1e-10 of
+    the shapes' size (docs/shapes.md)."""
 
     distance: float
     normal: np.ndarray

@@ -111,7 +111,8 @@ def epa(kinds, params, hull_vertices, positions, rotations, simplex, count, tole
     alive[:] = False
     ux, uy, uz = vertices[1, 0] - vertices[0, 0], vertices[1, 1] - vertices[0, 1], vertices[1, 2] - vertices[0, 2]
     vx, vy, vz = vertices[2, 0] - vertices[0, 0], vertices[2, 1] - vertices[0, 1], vertices[2, 2] - vertices[0, 2]
-    height = ((uy * vz - uz * vy) * (vertices[3, 0] - vertices[0, 0]) + (uz * vx - ux * vz) * (vertices[3, 1] - vertices[0, 1])
+    height = ((uy * vz - uz * vy) * (vertices[3, 0] - vertices[0, 0])
+              + (uz * vx - ux * vz) * (vertices[3, 1] - vertices[0, 1])
               + (ux * vy - uy * vx) * (vertices[3, 2] - vertices[0, 2]))
     i1, i2 = (1, 2) if height < 0.0 else (2, 1)  # the base turns counter-clockwise seen from outside
     _add_face(vertices, faces, planes, alive, 0, i1, i2)
@@ -139,7 +140,8 @@ def epa(kinds, params, hull_vertices, positions, rotations, simplex, count, tole
             if not alive[f]:
                 continue
             i = faces[f, 0]
-            seen = (planes[f, 0] * (vertices[count, 0] - vertices[i, 0]) + planes[f, 1] * (vertices[count, 1] - vertices[i, 1])
+            seen = (planes[f, 0] * (vertices[count, 0] - vertices[i, 0])
+                    + planes[f, 1] * (vertices[count, 1] - vertices[i, 1])
                     + planes[f, 2] * (vertices[count, 2] - vertices[i, 2]))
             if f != nearest and not seen > 1e-3 * tolerance:
                 continue

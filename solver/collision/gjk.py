@@ -3,7 +3,8 @@
 A pair is described by kinds (2,), params (2, PARAMS), the shared hull vertices, positions (2, 3)
 and rotation matrices (2, 3, 3); shape 0 is A, shape 1 is B. GJK walks a simplex of points of the
 Minkowski difference C = A - B towards the origin: each step adds C's support point w along -v,
-where v is the simplex point closest to the origin (the nearest of its faces' candidate points). Along the unit n = -v/|v| (from A to B) the gap between the shapes is
+where v is the simplex point closest to the origin (closest_on_simplex). Along the unit
+n = -v/|v| (from A to B) the gap between the shapes is
 
     g(n) = -h_A(n) - h_B(-n) = v.w / |v|,
 

@@ -153,9 +153,10 @@ class _Quickhull:
         """Faces that see point ``eye`` (strictly), grown from face ``start`` over shared edges."""
         visible, frontier = {start}, [start]
         while frontier:
-            across = {self.edge_face[(b, a)] for face in frontier
-                      for a, b in ((self.faces[face, 0], self.faces[face, 1]), (self.faces[face, 1], self.faces[face, 2]),
-                                   (self.faces[face, 2], self.faces[face, 0]))}
+            across = set()
+            for face in frontier:
+                i, j, k = self.faces[face].tolist()
+                across.update(self.edge_face[(b, a)] for a, b in ((i, j), (j, k), (k, i)))
             candidates = np.array(sorted(across - visible), dtype=np.int64)
             if candidates.size == 0:
                 break

@@ -138,8 +138,8 @@ class Posed:
             self.half_height = np.array([shape.half_height for shape in self.shapes])
         else:  # padded with copies of the first vertex and edge, which change no maximum
             size = max(len(shape.vertices) for shape in self.shapes)
-            self.vertices = np.stack([np.concatenate([shape.vertices, np.repeat(shape.vertices[:1], size - len(shape.vertices), 0)])
-                                      for shape in self.shapes])
+            self.vertices = np.stack([np.concatenate([s.vertices, np.repeat(s.vertices[:1], size - len(s.vertices), 0)])
+                                      for s in self.shapes])
             edges = [hull_edges(shape) for shape in self.shapes]
             size = max(len(e) for e in edges)
             self.edges = np.stack([np.concatenate([e, np.repeat(e[:1], size - len(e), 0)]) for e in edges])

@@ -108,7 +108,8 @@ def test_face_contacts_of_boxes_and_cylinders():
         assert result.point_a[2] == pytest.approx(0.5, abs=1e-12)
         assert result.point_b[2] == pytest.approx(0.5 + height, abs=1e-12)
     # a box lying on its side on a cylinder's curved side: 0.1 apart along x
-    result = solver.distance(Cylinder(0.3, 0.4), ((0, 0, 0), IDENTITY), Box((0.2, 0.2, 0.2)), ((0.6, 0.0, 0.1), IDENTITY))
+    result = solver.distance(Cylinder(0.3, 0.4), ((0, 0, 0), IDENTITY), Box((0.2, 0.2, 0.2)),
+                             ((0.6, 0.0, 0.1), IDENTITY))
     assert result.distance == pytest.approx(0.1, abs=1e-12)
     np.testing.assert_allclose(result.normal, [1, 0, 0], atol=1e-12)
 

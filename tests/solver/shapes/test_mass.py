@@ -7,6 +7,7 @@ import pytest
 
 from solver.shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Superellipsoid, mass
 from solver.validate import FieldError
+from tests.solver.shapes.distance_reference import fibonacci_sphere
 
 DENSITY = 750.0
 
@@ -155,14 +156,6 @@ def test_hull_of_a_box_is_the_box():
     axes = got.principal_axes
     assert np.linalg.det(axes) == pytest.approx(1.0, abs=1e-14)
     np.testing.assert_allclose(axes.T @ axes, np.eye(3), atol=1e-14)
-
-
-def fibonacci_sphere(count):
-    i = np.arange(count) + 0.5
-    z = 1 - 2 * i / count
-    r = np.sqrt(1 - z * z)
-    phi = math.pi * (1 + math.sqrt(5)) * i
-    return np.c_[r * np.cos(phi), r * np.sin(phi), z]
 
 
 @pytest.mark.parametrize("count", [250, 1000, 4000])

@@ -18,8 +18,10 @@ TETRAHEDRON = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]
     (lambda: Ellipsoid((1, 1, -2)), "Ellipsoid: semi_axes must be positive, got semi_axes[2] = -2.0"),
     (lambda: Ellipsoid((1, NAN, 1)), "Ellipsoid: semi_axes contains NaN or infinity"),
     (lambda: Ellipsoid((1, 1)), "Ellipsoid: semi_axes must be 3 numbers"),
-    (lambda: Superellipsoid((1, 1, 1), (0.09, 1)), "Superellipsoid: exponents must be in [0.1, 2], got exponents[0] = 0.09"),
-    (lambda: Superellipsoid((1, 1, 1), (1, 2.01)), "Superellipsoid: exponents must be in [0.1, 2], got exponents[1] = 2.01"),
+    (lambda: Superellipsoid((1, 1, 1), (0.09, 1)),
+     "Superellipsoid: exponents must be in [0.1, 2], got exponents[0] = 0.09"),
+    (lambda: Superellipsoid((1, 1, 1), (1, 2.01)),
+     "Superellipsoid: exponents must be in [0.1, 2], got exponents[1] = 2.01"),
     (lambda: Superellipsoid((1, 1, 1), (1, NAN)), "Superellipsoid: exponents contains NaN or infinity"),
     (lambda: Superellipsoid((1, 1, 1), (1, 1, 1)), "Superellipsoid: exponents must be 2 numbers"),
     (lambda: Superellipsoid((1, -1, 1), (1, 1)), "Superellipsoid: semi_axes must be positive, got semi_axes[1] = -1.0"),
@@ -66,8 +68,8 @@ def test_shapes_are_immutable_values():
 
 
 def test_public_names_are_exported_from_solver():
-    for name in ("Ellipsoid", "Superellipsoid", "Box", "Cylinder", "Capsule", "ConvexHull", "MassProperties", "Distance",
-                 "distance"):
+    for name in ("Ellipsoid", "Superellipsoid", "Box", "Cylinder", "Capsule", "ConvexHull", "MassProperties",
+                 "Distance", "distance"):
         assert name in solver.__all__ and hasattr(solver, name)
 
 
