@@ -1,0 +1,107 @@
+"""Normal refinement: Newton on the unit sphere for the signed distance of two convex shapes.
+
+The signed distance (negative: penetration depth) is the maximum over unit n of the gap
+
+    g(n) = -h_A(n) - h_B(-n) = -n.x(n),   x(n) = s_A(n) - s_B(-n),
+
+where x(n) is the Minkowski difference's support point, which is also the gradient of n.x(n) in
+space. On the sphere g's gradient is minus the tangential part of x, and its Hessian is
+-(P H P - n.x I), H being the derivative of x(n) (the radii of curvature of C = A - B). GJK and EPA
+end on polytope approximations of curved surfaces; a few Newton steps from their normal, with H
+from finite differences of x along two tangents, bring the gap to rounding error where the
+boundary is smooth. Every step must raise g (which any n bounds from below), so the refinement
+never makes an answer worse, and it stops where x(n) is not smooth enough to help (flat faces,
+edges and vertices, where GJK and EPA are exact).
+"""
+import numpy as np
+from numba import njit
+
+from ..math3d import JIT, orthonormal_basis
+from .gjk import support_posed
+
+MAX_ITERATIONS = 16
+DIFFERENCE_STEP = 1e-7  # radians: the finite-difference Hessian's truncation and rounding errors balance near here
+MAX_HALVINGS = 8
+ROUNDING = 4.0 * np.finfo(np.float64).eps  # the error of n.x(n) relative to the size of the points in it
+
+
+@njit(**JIT)
+def minkowski_support(kinds, params, hull_vertices, positions, rotations, nx, ny, nz):
+    """x(n) = s_A(n) - s_B(-n)."""
+    ax, ay, az = support_posed(kinds[0], params[0], hull_vertices, positions[0], rotations[0], nx, ny, nz)
+    bx, by, bz = support_posed(kinds[1], params[1], hull_vertices, positions[1], rotations[1], -nx, -ny, -nz)
+    return ax - bx, ay - by, az - bz
+
+
+@njit(**JIT, inline="always")
+def _tangential(nx, ny, nz, xx, xy, xz):
+    """|x - (n.x) n|: the length of h_C's gradient on the sphere."""
+    along = nx * xx + ny * xy + nz * xz
+    x, y, z = xx - along * nx, xy - along * ny, xz - along * nz
+    return np.sqrt(x * x + y * y + z * z)
+
+
+@njit(**JIT, inline="always")
+def _tilted(nx, ny, nz, t1x, t1y, t1z, t2x, t2y, t2z, u, v):
+    """normalize(n + u t1 + v t2)."""
+    x, y, z = nx + u * t1x + v * t2x, ny + u * t1y + v * t2y, nz + u * t1z + v * t2z
+    norm = np.sqrt(x * x + y * y + z * z)
+    return x / norm, y / norm, z / norm
+
+
+@njit(**JIT)
+def refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, scale):
+    """Raise the gap g(n) from the unit normal n by safeguarded Newton steps on the sphere.
+
+    ``scale`` is the pair's size (for the stopping test). Returns (gap, nx, ny, nz, gradient): the
+    gradient's length there tells a smooth optimum (rounding error) from a crease or kink.
+    """
+    xx, xy, xz = minkowski_support(kinds, params, hull_vertices, positions, rotations, nx, ny, nz)
+    phi = nx * xx + ny * xy + nz * xz  # h_C(n) = -g(n), to be lowered
+    gradient = _tangential(nx, ny, nz, xx, xy, xz)
+    # x is a difference of points about this far from the origin: the size of its rounding error
+    magnitude = scale + np.sqrt(positions[0, 0] ** 2 + positions[0, 1] ** 2 + positions[0, 2] ** 2) + np.sqrt(
+        positions[1, 0] ** 2 + positions[1, 1] ** 2 + positions[1, 2] ** 2)
+    for _ in range(MAX_ITERATIONS):
+        if gradient <= 1e-15 * scale:
+            break
+        t1x, t1y, t1z, t2x, t2y, t2z = orthonormal_basis(nx, ny, nz)
+        r1 = t1x * xx + t1y * xy + t1z * xz
+        r2 = t2x * xx + t2y * xy + t2z * xz
+        # the tangential Hessian of h_C from differences of x along t1 and t2
+        px, py, pz = _tilted(nx, ny, nz, t1x, t1y, t1z, t2x, t2y, t2z, DIFFERENCE_STEP, 0.0)
+        ux, uy, uz = minkowski_support(kinds, params, hull_vertices, positions, rotations, px, py, pz)
+        px, py, pz = _tilted(nx, ny, nz, t1x, t1y, t1z, t2x, t2y, t2z, 0.0, DIFFERENCE_STEP)
+        vx, vy, vz = minkowski_support(kinds, params, hull_vertices, positions, rotations, px, py, pz)
+        h11 = (t1x * ux + t1y * uy + t1z * uz - r1) / DIFFERENCE_STEP
+        h12 = 0.5 * ((t1x * vx + t1y * vy + t1z * vz - r1) + (t2x * ux + t2y * uy + t2z * uz - r2)) / DIFFERENCE_STEP
+        h22 = (t2x * vx + t2y * vy + t2z * vz - r2) / DIFFERENCE_STEP
+        j11, j12, j22 = h11 - phi, h12, h22 - phi
+        # shift to positive definite where the model is not (then the step is a scaled descent step)
+        trace, det = j11 + j22, j11 * j22 - j12 * j12
+        smallest = 0.5 * trace - np.sqrt(max(0.25 * trace * trace - det, 0.0))
+        floor = 1e-3 * max(abs(phi), 1e-6 * scale)
+        if smallest < floor:
+            j11 += floor - smallest
+            j22 += floor - smallest
+            det = j11 * j22 - j12 * j12
+        du = -(j22 * r1 - j12 * r2) / det
+        dv = -(j11 * r2 - j12 * r1) / det
+        # a step is taken if it lowers h_C, or, once h_C is flat to rounding (its change then is the
+        # gradient squared, below a double's resolution), if it halves the gradient and raises h_C by
+        # no more than rounding
+        slack = ROUNDING * magnitude
+        accepted = False
+        for _ in range(MAX_HALVINGS):
+            px, py, pz = _tilted(nx, ny, nz, t1x, t1y, t1z, t2x, t2y, t2z, du, dv)
+            qx, qy, qz = minkowski_support(kinds, params, hull_vertices, positions, rotations, px, py, pz)
+            trial = px * qx + py * qy + pz * qz
+            trial_gradient = _tangential(px, py, pz, qx, qy, qz)
+            if trial < phi or (trial <= phi + slack and trial_gradient < 0.5 * gradient):
+                nx, ny, nz, xx, xy, xz, phi, gradient = px, py, pz, qx, qy, qz, trial, trial_gradient
+                accepted = True
+                break
+            du, dv = 0.5 * du, 0.5 * dv
+        if not accepted or du * du + dv * dv <= 1e-30:
+            break
+    return -phi, nx, ny, nz, gradient

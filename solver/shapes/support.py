@@ -1,0 +1,109 @@
+"""Support mappings of the convex shapes, in closed form, as compiled kernels.
+
+The support point of a shape in direction d is its farthest point along d, argmax over the
+shape of d.x; its support value h(d) = d.support(d). Compiled code sees a shape as a kind id and
+a row of PARAMS floats (layout below); hull vertices live in one shared (V, 3) array and a hull's
+row holds its first row there and its vertex count. Directions need not be unit; a zero
+direction gives the shape's centre (the origin of its frame; for hulls, their first vertex).
+
+Superellipsoid (|x/a|^(2/e2) + |y/b|^(2/e2))^(e2/e1) + |z/c|^(2/e1) <= 1: with u = x/a, v = y/b,
+w = z/c and D = (a dx, b dy, c dz), the set is ||(||(u, v)||_p, w)||_q <= 1 for the norms of
+exponent p = 2/e2 and q = 2/e1. Hoelder's inequality maximises D.(u, v, w) in two steps, each
+with the dual exponent (p* = 2/(2-e2), q* = 2/(2-e1)):
+    sigma = ||(D1, D2)||_p*,  h(d) = ||(sigma, D3)||_q*,
+reached at rho = (sigma/h)^(q*-1), w = sign(D3) (|D3|/h)^(q*-1) and
+(u, v) = rho (sign(D_i) (|D_i|/sigma)^(p*-1)). Exponent 2 is the 1-norm, whose dual is the max
+norm: the support is then the largest component (the midpoint of an edge on a tie). Ratios are
+taken to the largest component first, so large dual exponents (e near 2) neither overflow nor
+divide zero by zero.
+"""
+import numpy as np
+from numba import njit
+
+from ..math3d import JIT
+
+ELLIPSOID, SUPERELLIPSOID, BOX, CYLINDER, CAPSULE, HULL = 0, 1, 2, 3, 4, 5
+KIND_NAMES = ("ellipsoid", "superellipsoid", "box", "cylinder", "capsule", "convex hull")
+# row layout: ellipsoid (a, b, c), superellipsoid (a, b, c, e1, e2), box (hx, hy, hz),
+# cylinder and capsule (radius, half_height), hull (first vertex row, vertex count)
+PARAMS = 5
+
+
+@njit(**JIT, inline="always")
+def _dual_pair(x, y, e):
+    """Hoelder's maximiser of (x, y).(s, t) over the unit ball of the 2/e norm, for x, y >= 0.
+
+    Returns (the dual norm of (x, y), s, t).
+    """
+    top = max(x, y)
+    if top <= 0.0:
+        return 0.0, 0.0, 0.0
+    if e >= 2.0:  # 1-norm ball: the dual is the max norm, reached at a vertex (an edge's midpoint on a tie)
+        wx, wy = (1.0 if x >= y else 0.0), (1.0 if y >= x else 0.0)
+        return top, wx / (wx + wy), wy / (wx + wy)
+    rx, ry = x / top, y / top
+    dual = 2.0 / (2.0 - e)
+    power = dual - 1.0
+    norm = (rx ** dual + ry ** dual) ** (1.0 / dual)
+    return top * norm, (rx / norm) ** power, (ry / norm) ** power
+
+
+@njit(**JIT, inline="always")
+def _sign(x):
+    return 1.0 if x >= 0.0 else -1.0
+
+
+@njit(**JIT)
+def support_xyz(kind, params, hull_vertices, dx, dy, dz):
+    """Support point (x, y, z) of a shape in its own frame along the local direction (dx, dy, dz)."""
+    if kind == ELLIPSOID:
+        ax, ay, az = params[0] * params[0] * dx, params[1] * params[1] * dy, params[2] * params[2] * dz
+        norm = np.sqrt(ax * dx + ay * dy + az * dz)
+        if norm <= 0.0:
+            return 0.0, 0.0, 0.0
+        return ax / norm, ay / norm, az / norm
+    if kind == SUPERELLIPSOID:
+        a, b, c, e1, e2 = params[0], params[1], params[2], params[3], params[4]
+        sigma, u, v = _dual_pair(abs(a * dx), abs(b * dy), e2)
+        _, rho, w = _dual_pair(sigma, abs(c * dz), e1)
+        return _sign(dx) * a * rho * u, _sign(dy) * b * rho * v, _sign(dz) * c * w
+    if kind == BOX:
+        return _sign(dx) * params[0], _sign(dy) * params[1], _sign(dz) * params[2]
+    if kind == CYLINDER or kind == CAPSULE:
+        radius, half_height = params[0], params[1]
+        across = np.sqrt(dx * dx + dy * dy) if kind == CYLINDER else np.sqrt(dx * dx + dy * dy + dz * dz)
+        scale = radius / across if across > 0.0 else 0.0
+        z = _sign(dz) * half_height + (scale * dz if kind == CAPSULE else 0.0)
+        return scale * dx, scale * dy, z
+    # HULL: scan the vertices
+    first, count = int(params[0]), int(params[1])
+    best, best_value = first, -np.inf
+    for k in range(first, first + count):
+        value = hull_vertices[k, 0] * dx + hull_vertices[k, 1] * dy + hull_vertices[k, 2] * dz
+        if value > best_value:
+            best, best_value = k, value
+    return hull_vertices[best, 0], hull_vertices[best, 1], hull_vertices[best, 2]
+
+
+@njit(**JIT)
+def support(kind, params, hull_vertices, local_direction):
+    """support_xyz with the direction as an array of 3."""
+    return support_xyz(kind, params, hull_vertices, local_direction[0], local_direction[1], local_direction[2])
+
+
+@njit(**JIT)
+def bounding_radius(kind, params, hull_vertices):
+    """Radius of a ball about the shape's frame origin that holds the shape."""
+    if kind == ELLIPSOID:
+        return max(params[0], max(params[1], params[2]))
+    if kind == SUPERELLIPSOID or kind == BOX:  # a superellipsoid lies in its box
+        return np.sqrt(params[0] ** 2 + params[1] ** 2 + params[2] ** 2)
+    if kind == CYLINDER:
+        return np.sqrt(params[0] ** 2 + params[1] ** 2)
+    if kind == CAPSULE:
+        return params[0] + params[1]
+    first, count = int(params[0]), int(params[1])
+    largest = 0.0
+    for k in range(first, first + count):
+        largest = max(largest, hull_vertices[k, 0] ** 2 + hull_vertices[k, 1] ** 2 + hull_vertices[k, 2] ** 2)
+    return np.sqrt(largest)
