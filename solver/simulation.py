@@ -26,8 +26,7 @@ from .scene import Scene
 from .state import BodyState, copy_body_state, grow_cache, new_body_state, new_workspace
 from .step import (CONTACT_OVERFLOW, CONTACTS, CORRECTION_SWEEPS, DIVERGED, DIVERGED_BODY, OK, PAIR_OVERFLOW,
                    PARTICLE_DIVERGED, PHASES, SPLIT_IMPULSE_SWEEPS, SUBSTEPS_DONE, VELOCITY_SWEEPS, Settings,
-                   record_step_statistics, run_particle_substeps, run_substeps, run_substeps_with_particles,
-                   run_substeps_with_ropes, run_substeps_with_ropes_and_particles)
+                   record_step_statistics, run_particle_substeps, run_substeps)
 from .validate import FieldError, flag, integer, number
 
 
@@ -345,19 +344,11 @@ class Simulation:
     def _run_substeps(self, h: float, substeps: int) -> int:
         """The compiled loop for what the scene holds: one that never compiles the kernels of what it lacks."""
         ws, model, bodies, settings = self._ws, self.model, self._bodies, self.settings
-        if self._particle_model is None:
-            if self.scene.ropes:
-                return run_substeps_with_ropes(model, bodies, ws, settings, h, substeps, self._rope_model,
-                                               self._rope_state)
-            return run_substeps(model, bodies, ws, settings, h, substeps)
-        if self.scene.ropes:
-            return run_substeps_with_ropes_and_particles(model, bodies, ws, settings, h, substeps, self._rope_model,
-                                                         self._rope_state, self._particle_model, self._particle_state)
-        if model.n_bodies:
-            return run_substeps_with_particles(model, bodies, ws, settings, h, substeps, self._particle_model,
-                                               self._particle_state)
-        return run_particle_substeps(model, bodies, ws, settings, h, substeps, self._particle_model,
-                                     self._particle_state)
+        particles = (self._particle_model, self._particle_state) if self._particle_model is not None else (None, None)
+        if not model.n_bodies and not self.scene.ropes and particles[0] is not None:
+            return run_particle_substeps(model, bodies, ws, settings, h, substeps, *particles)
+        ropes = (self._rope_model, self._rope_state) if self.scene.ropes else (None, None)
+        return run_substeps(model, bodies, ws, settings, h, substeps, *ropes, *particles)
 
     def _update_stats(self, substeps: int) -> None:
         """Copy the statistics the compiled loop left in the workspace (no recomputation here)."""

@@ -304,42 +304,33 @@ def record_step_statistics(ws):
 
 
 @njit(**JIT)
-def run_substeps(model, state, ws, settings, h, substeps):
-    """Advance a scene without ropes ``substeps`` substeps of length h. Returns OK or an overflow/divergence code.
+def run_substeps(model, state, ws, settings, h, substeps, rope_model=None, rope_state=None, particle_model=None,
+                 particle_state=None):
+    """Advance a scene with bodies ``substeps`` substeps of length h. Returns OK or an overflow/divergence code.
 
     ws.counters[SUBSTEPS_DONE] holds the substeps completed; after an overflow the state is the one they left.
 
-    Kept apart from run_substeps_with_ropes so scenes without ropes never compile the rope kernels.
+    A scene without ropes (or particles) passes None for their model and state: numba prunes a branch on
+    an argument that is None before it compiles, so such a scene never compiles the rope (particle) kernels.
     """
     for substep in range(substeps):
         ws.counters[SUBSTEPS_DONE] = substep
         status = _body_phases(model, state, ws, settings, h)
         if status != OK:
             return status
+        if rope_model is not None:
+            t4 = _clock()
+            status = ropes(model, state, ws, settings, h, rope_model, rope_state)
+            ws.phase_seconds[ROPES] += _clock() - t4
+            if status != OK:
+                return status
         status = _position_phases(model, state, ws, settings, h)
         if status != OK:
             return status
-    ws.counters[SUBSTEPS_DONE] = substeps
-    record_step_statistics(ws)
-    return OK
-
-
-@njit(**JIT)
-def run_substeps_with_ropes(model, state, ws, settings, h, substeps, rope_model, rope_state):
-    """run_substeps plus phase 5: rope internal constraints, pins, attachments and rope contacts."""
-    for substep in range(substeps):
-        ws.counters[SUBSTEPS_DONE] = substep
-        status = _body_phases(model, state, ws, settings, h)
-        if status != OK:
-            return status
-        t4 = _clock()
-        status = ropes(model, state, ws, settings, h, rope_model, rope_state)
-        ws.phase_seconds[ROPES] += _clock() - t4
-        if status != OK:
-            return status
-        status = _position_phases(model, state, ws, settings, h)
-        if status != OK:
-            return status
+        if particle_model is not None:
+            status = _timed_particles(model, state, ws, settings, h, particle_model, particle_state)
+            if status != OK:
+                return status
     ws.counters[SUBSTEPS_DONE] = substeps
     record_step_statistics(ws)
     return OK
@@ -366,50 +357,6 @@ def run_particle_substeps(model, state, ws, settings, h, substeps, particle_mode
         if status != OK:
             return status
         state.time[0] += h
-    ws.counters[SUBSTEPS_DONE] = substeps
-    record_step_statistics(ws)
-    return OK
-
-
-@njit(**JIT)
-def run_substeps_with_particles(model, state, ws, settings, h, substeps, particle_model, particle_state):
-    """run_substeps plus phase 8: particle groups and mass-spring bodies."""
-    for substep in range(substeps):
-        ws.counters[SUBSTEPS_DONE] = substep
-        status = _body_phases(model, state, ws, settings, h)
-        if status != OK:
-            return status
-        status = _position_phases(model, state, ws, settings, h)
-        if status != OK:
-            return status
-        status = _timed_particles(model, state, ws, settings, h, particle_model, particle_state)
-        if status != OK:
-            return status
-    ws.counters[SUBSTEPS_DONE] = substeps
-    record_step_statistics(ws)
-    return OK
-
-
-@njit(**JIT)
-def run_substeps_with_ropes_and_particles(model, state, ws, settings, h, substeps, rope_model, rope_state,
-                                          particle_model, particle_state):
-    """run_substeps_with_ropes plus phase 8: particle groups and mass-spring bodies."""
-    for substep in range(substeps):
-        ws.counters[SUBSTEPS_DONE] = substep
-        status = _body_phases(model, state, ws, settings, h)
-        if status != OK:
-            return status
-        t4 = _clock()
-        status = ropes(model, state, ws, settings, h, rope_model, rope_state)
-        ws.phase_seconds[ROPES] += _clock() - t4
-        if status != OK:
-            return status
-        status = _position_phases(model, state, ws, settings, h)
-        if status != OK:
-            return status
-        status = _timed_particles(model, state, ws, settings, h, particle_model, particle_state)
-        if status != OK:
-            return status
     ws.counters[SUBSTEPS_DONE] = substeps
     record_step_statistics(ws)
     return OK
