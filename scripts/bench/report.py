@@ -103,6 +103,28 @@ def _table(rows: list[dict]) -> list[str]:
     return lines
 
 
+def _figure(height: float):
+    """A 6-inch-wide figure and its axes, drawn off screen."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(6, height))
+
+
+def _save(fig, filename: str) -> str:
+    """Write the figure to docs/images/filename; returns its path relative to docs/."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    os.makedirs(IMAGES, exist_ok=True)
+    path = os.path.join(IMAGES, filename)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return os.path.relpath(path, os.path.dirname(REPORT))
+
+
 def _plot_steps(name: str, results: list[dict]) -> str | None:
     """Bar chart of steps per second by engine and layer; returns the image path relative to docs/."""
     bars = [(" ".join(filter(None, [r["engine"], r.get("requested_layer"),
@@ -110,21 +132,11 @@ def _plot_steps(name: str, results: list[dict]) -> str | None:
             for r in results if "steps_per_s" in r and "engine" in r]
     if len(bars) < 2 or len({r.get("n") for r in results if "steps_per_s" in r}) > 1:
         return None  # one bar, or a scaling run (its phases are plotted against n instead)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 2.8))
+    fig, ax = _figure(2.8)
     ax.barh([b[0] for b in bars], [b[1] for b in bars], color="#4477aa")
     ax.set_xlabel("steps per second (higher is better)")
     ax.invert_yaxis()
-    fig.tight_layout()
-    os.makedirs(IMAGES, exist_ok=True)
-    path = os.path.join(IMAGES, f"bench-{name}.png")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return os.path.relpath(path, os.path.dirname(REPORT))
+    return _save(fig, f"bench-{name}.png")
 
 
 def _plot_phases(name: str, results: list[dict]) -> str | None:
@@ -133,12 +145,7 @@ def _plot_phases(name: str, results: list[dict]) -> str | None:
                    and r.get("mean_contacts") and r.get("steps")), key=lambda r: r["n"])
     if len({r["n"] for r in runs}) < 2:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.2))
+    fig, ax = _figure(3.2)
     counts = [r["n"] for r in runs]
     for phase in runs[0]["phase_seconds_total"]:
         ns = [1e9 * r["phase_seconds_total"].get(phase, 0.0) / (r["steps"] * r["mean_contacts"]) for r in runs]
@@ -148,12 +155,7 @@ def _plot_phases(name: str, results: list[dict]) -> str | None:
     ax.set_xlabel("bodies")
     ax.set_ylabel("ns per contact-step")
     ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    os.makedirs(IMAGES, exist_ok=True)
-    path = os.path.join(IMAGES, f"bench-{name}-phases.png")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return os.path.relpath(path, os.path.dirname(REPORT))
+    return _save(fig, f"bench-{name}-phases.png")
 
 
 def write_report() -> None:
