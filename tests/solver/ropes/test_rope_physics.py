@@ -12,7 +12,7 @@ import pytest
 
 from examples import cantilever, catenary
 from solver.ropes.model import FreeBodies, build_ropes, rope_joint_moments, rope_segments, run_ropes
-from tests.helpers import line, quat_mul, rotate
+from tests.helpers import double_pendulum_effective_length, line, quat_mul, rotate
 
 G = 9.81
 LENGTH_TOLERANCE = 1e-4  # issue 3: relative, throughout every test
@@ -169,15 +169,6 @@ def test_twist_spreads_linearly_and_end_torque():
 
 # ------------------------------------------------------------------------------------------------
 # pendulum: heavy ellipsoid on a light rope (two-way coupling through an attachment)
-
-def double_pendulum_effective_length(string, attach_to_centre, gyration_sq):
-    """Small-amplitude lower mode of a mass on a string attached at distance c above its centre of mass
-    (radius of gyration k): L k^2 s^2 - (L c + c^2 + k^2) s + c = 0 with s = omega^2 / g; L_eff = 1/s."""
-    c, k2 = attach_to_centre, gyration_sq
-    b = string * c + c * c + k2
-    s = (b - math.sqrt(b * b - 4 * string * k2 * c)) / (2 * string * k2)
-    return 1.0 / s
-
 
 def test_pendulum_period_with_attached_ellipsoid():
     a, b, c = 0.1, 0.1, 0.15

@@ -8,7 +8,7 @@ import pytest
 
 import solver
 from solver.ropes.contacts import CONTACT_SLOP
-from tests.helpers import ROOT, line, quat_to_matrix
+from tests.helpers import ROOT, double_pendulum_effective_length, line, quat_to_matrix
 
 LENGTH_TOLERANCE = 1e-4
 
@@ -161,8 +161,6 @@ def test_scene_recording_and_cli_round_trip(tmp_path):
 
 def test_pendulum_period_through_simulation():
     """The rope test of test_rope_physics again, now with the core integrating the body."""
-    from test_rope_physics import double_pendulum_effective_length
-
     a, c = 0.1, 0.15
     scene = solver.Scene()
     theta0 = 0.03
