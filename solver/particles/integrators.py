@@ -21,6 +21,13 @@ SYMPLECTIC_EULER, EULER, MIDPOINT, RK4, IMPLICIT_EULER = range(5)
 INTEGRATORS = ("symplectic_euler", "euler", "midpoint", "rk4", "implicit_euler")
 
 
+@njit(**JIT, inline="always")
+def _step_from(y, y0, scale, k, size):
+    """y = y0 + scale k over the first size entries: the update every explicit stage makes."""
+    for i in range(size):
+        y[i] = y0[i] + scale * k[i]
+
+
 @njit(**JIT)
 def euler(model, state, t, h):
     """y1 = y0 + h f(y0, t)."""
@@ -28,8 +35,7 @@ def euler(model, state, t, h):
     y0, k1, y = state.work_start, state.work_k1, state.work_y
     get_state(state, y0)
     derivative(model, state, y0, t, k1)
-    for i in range(size):
-        y[i] = y0[i] + h * k1[i]
+    _step_from(y, y0, h, k1, size)
     set_state(state, y)
 
 
@@ -55,11 +61,9 @@ def midpoint(model, state, t, h):
     y0, k1, k2, y = state.work_start, state.work_k1, state.work_k2, state.work_y
     get_state(state, y0)
     derivative(model, state, y0, t, k1)
-    for i in range(size):
-        y[i] = y0[i] + 0.5 * h * k1[i]
+    _step_from(y, y0, 0.5 * h, k1, size)
     derivative(model, state, y, t + 0.5 * h, k2)
-    for i in range(size):
-        y[i] = y0[i] + h * k2[i]
+    _step_from(y, y0, h, k2, size)
     set_state(state, y)
 
 
@@ -71,14 +75,11 @@ def rk4(model, state, t, h):
     k1, k2, k3, k4 = state.work_k1, state.work_k2, state.work_k3, state.work_k4
     get_state(state, y0)
     derivative(model, state, y0, t, k1)
-    for i in range(size):
-        y[i] = y0[i] + 0.5 * h * k1[i]
+    _step_from(y, y0, 0.5 * h, k1, size)
     derivative(model, state, y, t + 0.5 * h, k2)
-    for i in range(size):
-        y[i] = y0[i] + 0.5 * h * k2[i]
+    _step_from(y, y0, 0.5 * h, k2, size)
     derivative(model, state, y, t + 0.5 * h, k3)
-    for i in range(size):
-        y[i] = y0[i] + h * k3[i]
+    _step_from(y, y0, h, k3, size)
     derivative(model, state, y, t + h, k4)
     for i in range(size):
         y[i] = y0[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
