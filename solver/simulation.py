@@ -344,8 +344,8 @@ class Simulation:
     def _run_substeps(self, h: float, substeps: int) -> int:
         """The compiled loop for what the scene holds: one that never compiles the kernels of what it lacks."""
         ws, model, bodies, settings = self._ws, self.model, self._bodies, self.settings
-        particles = (self._particle_model, self._particle_state) if self._particle_model is not None else (None, None)
-        if not model.n_bodies and not self.scene.ropes and particles[0] is not None:
+        particles = (self._particle_model, self._particle_state)  # (None, None) in a scene without particles
+        if not model.n_bodies and not self.scene.ropes and self.scene.particles:
             return run_particle_substeps(model, bodies, ws, settings, h, substeps, *particles)
         ropes = (self._rope_model, self._rope_state) if self.scene.ropes else (None, None)
         return run_substeps(model, bodies, ws, settings, h, substeps, *ropes, *particles)
