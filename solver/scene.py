@@ -15,7 +15,9 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
+from . import rotations
 from .model import ellipsoid_mass_properties
+from .shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Shape, Superellipsoid
 from .validate import (FieldError, SceneFileError, array, at, describe, file_header, file_list, file_object, flag,
                        integer, join, name_or_none, number, read_json, unit_quaternion, unit_vector, vector,
                        write_atomically)
@@ -95,13 +97,9 @@ class Scene:
     def add_ellipsoid(self, semi_axes, position=(0.0, 0.0, 0.0), orientation=(1.0, 0.0, 0.0, 0.0),
                       velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), density=1000.0,
                       material=None, fixed=False, name=None, mass=None, kinematic=False) -> int:
-        """Add a rigid ellipsoid and return its body index.
+        """Add a rigid ellipsoid and return its body index: add_body(Ellipsoid(semi_axes), ...).
 
         semi_axes are along the body's local x, y, z (its principal frame).
-        Mass comes from ``density`` (kg/m^3) unless ``mass`` (kg) is given.
-        ``fixed`` bodies never move; ``kinematic`` bodies follow the track set
-        with :meth:`set_kinematic_track` and push dynamic bodies with their
-        velocity. Both have infinite mass in contacts.
         """
         index = len(self.bodies)
         name = name_or_none(f"ellipsoid (body {index})", "name", name)
@@ -110,10 +108,49 @@ class Scene:
         for k, axis in enumerate(axes):
             if axis <= 0.0:
                 raise FieldError(owner, "semi_axes", f"must be positive, got semi_axes[{k}] = {axis}")
-        body = dict(
-            name=name,
-            shape="ellipsoid",
-            semi_axes=axes,
+        return self._append_body(owner, dict(name=name, shape="ellipsoid", semi_axes=axes), position, orientation,
+                                 velocity, angular_velocity, density, mass, material, fixed, kinematic)
+
+    def add_body(self, shape, position=(0.0, 0.0, 0.0), orientation=(1.0, 0.0, 0.0, 0.0), velocity=(0.0, 0.0, 0.0),
+                 angular_velocity=(0.0, 0.0, 0.0), density=1000.0, material=None, fixed=False, name=None,
+                 mass=None, kinematic=False) -> int:
+        """Add a rigid body of any shape (solver.Ellipsoid, Superellipsoid, Box, Cylinder, Capsule,
+        ConvexHull) and return its body index.
+
+        ``position`` and ``orientation`` (w, x, y, z) place the shape's own frame. Mass, centre of mass
+        and inertia are exact for the shape at ``density`` (kg/m^3), or scaled to ``mass`` (kg). The
+        primitives' frame is their principal frame; a ConvexHull body's frame is moved to the hull's
+        centre of mass and principal axes, so poses read back (state, recordings) are that frame's:
+        ``shape_offset(index)`` gives the shape's own frame relative to it. ``fixed`` bodies never
+        move; ``kinematic`` bodies follow the track set with :meth:`set_kinematic_track` and push
+        dynamic bodies with their velocity. Both have infinite mass in contacts.
+        """
+        index = len(self.bodies)
+        name = name_or_none(f"body {index}", "name", name)
+        if not isinstance(shape, Shape):
+            raise FieldError(f"body {name!r} ({index})" if name else f"body {index}", "shape",
+                             f"must be a shape (solver.Ellipsoid, Box, Cylinder, ...), got {describe(shape)}")
+        kind = _SHAPE_TYPES[type(shape)]
+        owner = f"{kind.replace('_', ' ')} {name!r} (body {index})" if name else f"{kind.replace('_', ' ')} (body {index})"
+        position = vector(owner, "position", position, 3)
+        orientation = unit_quaternion(owner, "orientation", orientation)
+        body = dict(name=name, shape=kind, **_shape_fields(shape))
+        if isinstance(shape, ConvexHull):
+            # the body frame is the hull's principal frame at its centre of mass
+            props = shape.mass_properties(1.0)
+            axes = props.principal_axes
+            body["points"] = ((shape.vertices - props.center_of_mass) @ axes).tolist()
+            turn = rotations.from_matrix(axes)
+            body["shape_offset"] = [*(-(axes.T @ props.center_of_mass)).tolist(),
+                                    *rotations.conj(turn).tolist()]
+            position = tuple((np.array(position) + rotations.rotate(orientation, props.center_of_mass)).tolist())
+            orientation = tuple(rotations.mul(orientation, turn).tolist())
+        return self._append_body(owner, body, position, orientation, velocity, angular_velocity, density, mass,
+                                 material, fixed, kinematic)
+
+    def _append_body(self, owner, body, position, orientation, velocity, angular_velocity, density, mass, material,
+                     fixed, kinematic) -> int:
+        body.update(
             position=vector(owner, "position", position, 3),
             orientation=unit_quaternion(owner, "orientation", orientation),
             velocity=vector(owner, "velocity", velocity, 3),
@@ -129,7 +166,20 @@ class Scene:
             raise FieldError(owner, "kinematic", "must be false for a fixed body (a body cannot be both)")
         _check_mass(owner, body)
         self.bodies.append(body)
-        return index
+        return len(self.bodies) - 1
+
+    def body_shape(self, index: int) -> Shape:
+        """The shape of body ``index`` in its body frame (a ConvexHull's points moved to that frame)."""
+        return body_shape(self.bodies[index])
+
+    def shape_offset(self, index: int) -> tuple:
+        """(translation, orientation (w, x, y, z)) of body ``index``'s shape frame in its body frame.
+
+        Identity except for a ConvexHull: its points' own frame, seen from the body frame at the hull's
+        centre of mass and principal axes. The shape frame's world pose is body pose * offset.
+        """
+        offset = self.bodies[index].get("shape_offset") or (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
+        return tuple(offset[:3]), tuple(offset[3:])
 
     def set_kinematic_track(self, body: int, times, poses) -> None:
         """Prescribe the motion of a kinematic body: ``poses[k]`` = (x, y, z, w, qx, qy, qz) at ``times[k]``.
@@ -320,12 +370,13 @@ class Scene:
                 path = f"{kind}[{k}]"
                 item = file_object(source, path, raw, required, optional)
                 track = item.pop("track", None)
-                if kind == "bodies":
-                    _check_file_body(source, path, item)
                 if "material" in item:
                     item["material"] = _file_material(source, path, item["material"], materials)
                 with at(source, path):
-                    index = getattr(scene, _ADD[kind])(**item)
+                    if kind == "bodies":
+                        index = _add_file_body(scene, source, path, item)
+                    else:
+                        index = getattr(scene, _ADD[kind])(**item)
                     if track is not None:
                         track = file_object(source, join(path, "track"), track, ("times", "poses"))
                         scene.set_kinematic_track(index, track["times"], track["poses"])
@@ -338,18 +389,27 @@ class Scene:
         return cls.from_dict(read_json(path), source=path)
 
 
+# each shape class by its name in files, and the body-dict fields that hold its parameters
+_SHAPE_TYPES = {Ellipsoid: "ellipsoid", Superellipsoid: "superellipsoid", Box: "box", Cylinder: "cylinder",
+                Capsule: "capsule", ConvexHull: "convex_hull"}
+_SHAPE_FIELDS = {"ellipsoid": ("semi_axes",), "superellipsoid": ("semi_axes", "exponents"),
+                 "box": ("half_extents",), "cylinder": ("radius", "half_height"),
+                 "capsule": ("radius", "half_height"), "convex_hull": ("points",)}
+_SHAPE_CLASSES = {name: cls for cls, name in _SHAPE_TYPES.items()}
+_ALL_SHAPE_FIELDS = {field for names in _SHAPE_FIELDS.values() for field in names}
+
 # Scene file: the keys of each kind of object, (required, optional); an optional key that is absent takes
 # the default of the add_* method the object goes to.
 _FILE_KEYS = {
-    "bodies": (("semi_axes", "position"), ("name", "shape", "orientation", "velocity", "angular_velocity", "density",
-                                           "mass", "material", "fixed", "kinematic", "track")),
+    "bodies": (("position",), ("name", "shape", *sorted(_ALL_SHAPE_FIELDS), "shape_offset", "orientation", "velocity",
+                               "angular_velocity", "density", "mass", "material", "fixed", "kinematic", "track")),
     "planes": (("point", "normal"), ("name", "material")),
     "boxes": (("center", "half_extents"), ("name", "material", "rotation")),
     "tubes": (("center", "axis", "radius", "length"), ("name", "material")),
     "ropes": (("points",), ("name", "material", "radius", "density", "young_modulus", "shear_modulus", "damping",
                             "pinned", "clamped", "attachments")),
 }
-_ADD = dict(bodies="add_ellipsoid", planes="add_plane", boxes="add_box_container", tubes="add_tube", ropes="add_rope")
+_ADD = dict(planes="add_plane", boxes="add_box_container", tubes="add_tube", ropes="add_rope")
 # particle groups by their "kind": (required, optional) keys and the add_* method
 _GROUP_KEYS = {
     "particles": (("positions",), ("name", "velocities", "mass", "radius", "material", "pinned",
@@ -388,26 +448,74 @@ def _particles_from_file(source, top: dict, scene: Scene, materials: list) -> No
             scene.add_force(force_from_dict(item))
 
 
+def _shape_fields(shape: Shape) -> dict:
+    """A shape's parameters as plain body-dict values (a hull's as its vertices)."""
+    if isinstance(shape, ConvexHull):
+        return dict(points=shape.vertices.tolist())
+    return {field: (list(getattr(shape, field)) if isinstance(getattr(shape, field), tuple)
+                    else getattr(shape, field)) for field in _SHAPE_FIELDS[_SHAPE_TYPES[type(shape)]]}
+
+
+def body_shape(body: dict) -> Shape:
+    """The Shape of a body dict, in the body's frame."""
+    kind = body["shape"]
+    return _SHAPE_CLASSES[kind](*(body[field] for field in _SHAPE_FIELDS[kind]))
+
+
 def _check_mass(owner: str, body: dict) -> None:
-    """Mass and inertia that follow from the semi-axes must be finite and non-zero, or the solver divides by them."""
-    axes = np.array(body["semi_axes"])
+    """Mass and inertia that follow from the shape must be finite and non-zero, or the solver divides by them."""
     with np.errstate(all="ignore"):
-        density = body["density"] if body["mass"] is None else body["mass"] / (4.0 / 3.0 * np.pi * np.prod(axes))
-        mass, inertia = ellipsoid_mass_properties(axes, density)
+        if body["shape"] == "ellipsoid":
+            axes = np.array(body["semi_axes"])
+            volume = 4.0 / 3.0 * np.pi * np.prod(axes)
+            density = body["density"] if body["mass"] is None else body["mass"] / volume
+            mass, inertia = ellipsoid_mass_properties(axes, density)
+        else:
+            props = body_shape(body).mass_properties(1.0)
+            density = body["density"] if body["mass"] is None else body["mass"] / props.volume
+            mass, inertia = density * props.volume, density * props.inertia
         derived = np.append(inertia, mass)
         usable = np.all(np.isfinite(derived)) and np.all(np.isfinite(1.0 / derived))
     if not usable:
         field = "density" if body["mass"] is None else "mass"
         raise FieldError(owner, field, f"gives mass {mass:.4g} kg and moments of inertia {describe(inertia)} "
-                                       f"with these semi_axes; they must be finite and non-zero")
+                                       f"with this shape; they must be finite and non-zero")
 
 
-def _check_file_body(source, path: str, body: dict) -> None:
-    """What a body in a file needs beyond add_ellipsoid's arguments: an ellipsoid, and density or mass."""
-    if body.pop("shape", "ellipsoid") != "ellipsoid":
-        raise SceneFileError(source, join(path, "shape"), "must be 'ellipsoid' (the only shape there is)")
+def _add_file_body(scene: Scene, source, path: str, body: dict) -> int:
+    """Add a body read from a file: its shape from the shape fields, and density or mass."""
+    kind = body.pop("shape", "ellipsoid")
+    if not isinstance(kind, str) or kind not in _SHAPE_FIELDS:
+        raise SceneFileError(source, join(path, "shape"), f"must be one of {', '.join(map(repr, _SHAPE_FIELDS))}, "
+                                                          f"got {describe(kind)}")
+    for field in _SHAPE_FIELDS[kind]:
+        if field not in body:
+            raise SceneFileError(source, path, f"needs {field!r} for a {kind} body; it has none")
+    extra = [key for key in body if key in _ALL_SHAPE_FIELDS and key not in _SHAPE_FIELDS[kind]]
+    if extra:
+        raise SceneFileError(source, join(path, extra[0]), f"does not belong to a {kind} body")
     if "density" not in body and body.get("mass") is None:
         raise SceneFileError(source, path, "needs density or mass; it has neither")
+    params = {field: body.pop(field) for field in _SHAPE_FIELDS[kind]}
+    offset = body.pop("shape_offset", None)
+    with at(source, path):
+        if kind == "ellipsoid":
+            return scene.add_ellipsoid(params["semi_axes"], **body)
+        if kind == "convex_hull" and offset is not None:
+            # saved in its body frame already: keep it as it is (a second centring could turn a symmetric hull)
+            index = len(scene.bodies)
+            owner = f"convex hull (body {index})"
+            hull = ConvexHull(params["points"])
+            values = dict(name=name_or_none(owner, "name", body.pop("name", None)), shape=kind,
+                          points=hull.vertices.tolist(),
+                          shape_offset=list(vector(owner, "shape_offset", offset, 7)))
+            defaults = dict(orientation=(1.0, 0.0, 0.0, 0.0), velocity=(0.0, 0.0, 0.0),
+                            angular_velocity=(0.0, 0.0, 0.0), density=1000.0, material=None, fixed=False,
+                            mass=None, kinematic=False)
+            defaults.update(body)
+            return scene._append_body(owner, values, **defaults)
+        return scene.add_body(_SHAPE_CLASSES[kind](**params), **body)
+
 
 
 def _file_material(source, path: str, index, materials: list) -> Material:
