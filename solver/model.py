@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .math3d import quat_to_matrix_np
+from .shapes.support import CYLINDER, HULL, PARAMS
 
 DYNAMIC, FIXED, KINEMATIC = 0, 1, 2
 STATIC_PLANE, STATIC_WALL, STATIC_TUBE = 0, 1, 2
@@ -20,13 +21,13 @@ STATIC_PLANE, STATIC_WALL, STATIC_TUBE = 0, 1, 2
 class Model(NamedTuple):
     n_bodies: int
     gravity: np.ndarray              # (3,)
-    semi_axes: np.ndarray            # (N, 3)
+    semi_axes: np.ndarray            # (N, 3) an ellipsoid's own; for other shapes those of a bounding ellipsoid
     mass: np.ndarray                 # (N,)
     inv_mass: np.ndarray             # (N,) 0 for fixed and kinematic bodies
     dynamic: np.ndarray              # (N,) bool: inv_mass > 0
     inertia_local: np.ndarray        # (N, 3) principal moments
     inv_inertia_local: np.ndarray    # (N, 3) 0 for fixed and kinematic bodies
-    bounding_radius: np.ndarray      # (N,) largest semi-axis
+    bounding_radius: np.ndarray      # (N,) radius of a ball about the centre that holds the body
     swing_arm: np.ndarray            # (N,) a_max^2 / a_min: how far a turn by angle t can swing the surface, per t^2
     body_material: np.ndarray        # (N,) int64
     body_kind: np.ndarray            # (N,) int64: DYNAMIC, FIXED, KINEMATIC
@@ -46,11 +47,71 @@ class Model(NamedTuple):
     static_material: np.ndarray      # (S,) int64
 
 
+class BodyShapes(NamedTuple):
+    """The bodies' shapes for compiled code; None instead in scenes of ellipsoids only, whose kernels then
+    compile without the other shapes' paths (numba prunes a branch on a None argument).
+
+    A shape other than an ellipsoid is held by the bounding ellipsoid in Model.semi_axes (sqrt 3 times
+    ``size``), which the conservative tests use: bounding boxes, the static colliders' pre-test.
+    """
+    kind: np.ndarray           # (N,) int64 shapes/support.py ids
+    params: np.ndarray         # (N, PARAMS) shapes/support.py rows
+    size: np.ndarray           # (N, 3) half sizes of the body-frame box that holds the shape
+    hull_vertices: np.ndarray  # (V, 3) hull corners in their bodies' frames
+    hull_faces: np.ndarray     # (F, 3) int64 counter-clockwise triangles, rows of hull_vertices
+
+
+def build_body_shapes(scene):
+    """BodyShapes of a scene's bodies, or None if they are all ellipsoids."""
+    from .scene import body_shape
+
+    if all(body["shape"] == "ellipsoid" for body in scene.bodies):
+        return None
+    n = len(scene.bodies)
+    kind = np.zeros(n, dtype=np.int64)
+    params = np.zeros((n, PARAMS))
+    size = np.zeros((n, 3))
+    vertices, faces = [], []
+    n_vertices = n_faces = 0
+    for i, body in enumerate(scene.bodies):
+        shape = body_shape(body)
+        kind[i] = shape.kind
+        params[i] = shape.params(n_vertices, n_faces)
+        if shape.kind == HULL:
+            vertices.append(shape.vertices)
+            faces.append(shape.faces + n_vertices)
+            n_vertices += len(shape.vertices)
+            n_faces += len(shape.faces)
+            size[i] = np.abs(shape.vertices).max(axis=0)
+        else:
+            size[i] = _primitive_size(shape)
+    return BodyShapes(kind=kind, params=params, size=size,
+                      hull_vertices=np.ascontiguousarray(np.concatenate(vertices) if vertices else np.zeros((0, 3))),
+                      hull_faces=np.ascontiguousarray(np.concatenate(faces) if faces else np.zeros((0, 3), np.int64)))
+
+
+def _primitive_size(shape) -> np.ndarray:
+    """Half sizes of the box that holds a primitive in its frame."""
+    if hasattr(shape, "half_extents"):
+        return np.array(shape.half_extents)
+    if hasattr(shape, "semi_axes"):
+        return np.array(shape.semi_axes)
+    reach = shape.half_height + (0.0 if shape.kind == CYLINDER else shape.radius)  # a capsule's caps add its radius
+    return np.array([shape.radius, shape.radius, reach])
+
+
 def ellipsoid_mass_properties(semi_axes, density):
     """Mass and principal moments of inertia of a solid ellipsoid."""
     a, b, c = semi_axes
     mass = density * 4.0 / 3.0 * np.pi * a * b * c
     return mass, np.array([mass * (b * b + c * c) / 5.0, mass * (a * a + c * c) / 5.0, mass * (a * a + b * b) / 5.0])
+
+
+def _bounding_radius(shapes, i) -> float:
+    """Radius of the ball about body i's centre that holds its shape."""
+    from .shapes.support import bounding_radius
+
+    return float(bounding_radius(shapes.kind[i], shapes.params[i], shapes.hull_vertices))
 
 
 def _box_walls(box):
@@ -68,7 +129,10 @@ def _box_walls(box):
     ]
 
 
-def build_model(scene) -> Model:
+def build_model(scene, shapes=None) -> Model:
+    """The Model of a scene; ``shapes`` is its build_body_shapes (None: ellipsoids only)."""
+    from .scene import body_shape
+
     n = len(scene.bodies)
     semi_axes = np.zeros((n, 3))
     mass = np.zeros(n)
@@ -79,13 +143,23 @@ def build_model(scene) -> Model:
     kind = np.zeros(n, dtype=np.int64)
     track_offsets = np.zeros(n + 1, dtype=np.int64)
     track_times, track_poses = [], []
+    bounding_radius = np.zeros(n)
     for i, body in enumerate(scene.bodies):
-        semi_axes[i] = body["semi_axes"]
-        if body["mass"] is not None:
+        if body["shape"] != "ellipsoid":
+            semi_axes[i] = np.sqrt(3.0) * shapes.size[i]
+            bounding_radius[i] = _bounding_radius(shapes, i)
+            props = body_shape(body).mass_properties(1.0)
+            density = body["density"] if body["mass"] is None else body["mass"] / props.volume
+            m, inertia[i] = density * props.volume, density * props.inertia
+        elif body["mass"] is not None:
+            semi_axes[i] = body["semi_axes"]
+            bounding_radius[i] = max(body["semi_axes"])
             m = body["mass"]
             _, unit_inertia = ellipsoid_mass_properties(body["semi_axes"], 1.0)
             inertia[i] = unit_inertia / (4.0 / 3.0 * np.pi * np.prod(body["semi_axes"])) * m
         else:
+            semi_axes[i] = body["semi_axes"]
+            bounding_radius[i] = max(body["semi_axes"])
             m, inertia[i] = ellipsoid_mass_properties(body["semi_axes"], body["density"])
         mass[i] = m
         material[i] = body["material"]
@@ -120,7 +194,7 @@ def build_model(scene) -> Model:
         gravity=np.array(scene.gravity, dtype=np.float64),
         semi_axes=semi_axes, mass=mass, inv_mass=inv_mass, dynamic=inv_mass > 0.0,
         inertia_local=inertia, inv_inertia_local=inv_inertia,
-        bounding_radius=semi_axes.max(axis=1) if n else np.zeros(0),
+        bounding_radius=bounding_radius,
         swing_arm=semi_axes.max(axis=1) ** 2 / semi_axes.min(axis=1) if n else np.zeros(0),
         body_material=material, body_kind=kind,
         track_offsets=track_offsets,

@@ -12,7 +12,7 @@ from .collision.driver import collide
 from .forces import update_body_frames
 from .integrate import body_kinetic_energies
 from .math3d import PARALLEL_CHUNKS
-from .model import build_model
+from .model import build_body_shapes, build_model
 from .parallel import launch_seconds, serial_below_for
 from .particles.integrators import INTEGRATORS
 from .particles.model import (CG_ITERATIONS, build_particles, copy_particle_state, particle_positions,
@@ -60,6 +60,18 @@ def _renamed_sweeps(renamed: dict, **current) -> dict:
         warnings.warn(f"Simulation: {old} is now called {RENAMED[old]}", DeprecationWarning, stacklevel=3)
         used[RENAMED[old]] = (old, value)
     return used
+
+
+def _check_shapes_supported(scene, shapes) -> None:
+    """Refuse what bodies other than ellipsoids cannot do yet: ropes touching them and tube colliders."""
+    if shapes is None:
+        return
+    first = next(i for i, body in enumerate(scene.bodies) if body["shape"] != "ellipsoid")
+    label = f"{scene.body_label(first)} ({scene.bodies[first]['shape'].replace('_', ' ')})"
+    if scene.tubes:
+        raise FieldError(label, "shape", "cannot share a scene with tube colliders yet: tubes hold ellipsoids only")
+    if scene.ropes:
+        raise FieldError(label, "shape", "cannot share a scene with ropes yet: ropes touch ellipsoids only")
 
 
 class SimulationCancelled(RuntimeError):
@@ -218,9 +230,11 @@ class Simulation:
         self.integrator = integrator
         self.scene = scene
         self.dt = dt
-        self.model = build_model(scene)
+        self._shapes = build_body_shapes(scene)
+        _check_shapes_supported(scene, self._shapes)
+        self.model = build_model(scene, self._shapes)
         n = self.model.n_bodies
-        smallest = float(self.model.semi_axes.min()) if n else 0.01
+        smallest = float(self._body_sizes().min()) if n else 0.01
         margin = 0.1 * smallest if margin is None else margin
         slop = 0.002 * smallest if slop is None else slop
         pair_skin = 0.25 * smallest if pair_skin is None else pair_skin
@@ -348,7 +362,11 @@ class Simulation:
         if not model.n_bodies and not self.scene.ropes and self.scene.particles:
             return run_particle_substeps(model, bodies, ws, settings, h, substeps, *particles)
         ropes = (self._rope_model, self._rope_state) if self.scene.ropes else (None, None)
-        return run_substeps(model, bodies, ws, settings, h, substeps, *ropes, *particles)
+        return run_substeps(model, bodies, ws, settings, h, substeps, *ropes, *particles, self._shapes)
+
+    def _body_sizes(self):
+        """(N, 3) half sizes of each body along its axes: semi-axes, half extents, the box around a hull."""
+        return self.model.semi_axes if self._shapes is None else self._shapes.size
 
     def _update_stats(self, substeps: int) -> None:
         """Copy the statistics the compiled loop left in the workspace (no recomputation here)."""
@@ -387,7 +405,7 @@ class Simulation:
 
     def _new_workspace(self):
         return new_workspace(self.model.n_bodies, self._pair_capacity, self._contact_capacity, len(PHASES),
-                             self.settings.threads)
+                             self.settings.threads, patches=self._shapes is not None)
 
     def _check_initial_overlaps(self, tolerance: float) -> None:
         """Raise ValueError naming the first pair that starts overlapping beyond tolerance."""
@@ -399,7 +417,7 @@ class Simulation:
                 n_pairs = find_pairs(self._bodies.position, ws.half_extent, model.inv_mass >= 0.0,
                                      ws.bucket_start, ws.bucket_body, ws.bucket_key, ws.bucket_box, ws.bucket_fill,
                                      ws.pair_a, ws.pair_b, 1 if serial else PARALLEL_CHUNKS)
-                count = (collide(model, self._bodies, ws, n_pairs, n_pairs < self.settings.serial_below)
+                count = (collide(model, self._bodies, ws, n_pairs, n_pairs < self.settings.serial_below, self._shapes)
                          if n_pairs >= 0 else -1)
             if count >= 0:
                 break
@@ -410,9 +428,10 @@ class Simulation:
             update_body_frames(model, self._bodies, ws, 0.0, 0.0, serial)
         n_planes = len(self.scene.planes)
         n_walls = 5 * len(self.scene.boxes)
+        sizes = self._body_sizes()
         for c in range(count):
             a, b, depth = int(ws.contact_a[c]), int(ws.contact_b[c]), float(ws.contact_depth[c])
-            size = model.semi_axes[b].min() if a < 0 else min(model.semi_axes[a].min(), model.semi_axes[b].min())
+            size = sizes[b].min() if a < 0 else min(sizes[a].min(), sizes[b].min())
             if depth <= tolerance * size:
                 continue
             if a >= 0:
@@ -428,6 +447,6 @@ class Simulation:
                     tube = s - n_planes - n_walls
                     other = f"tube {self.scene.tubes[tube]['name'] or tube!r}"
             raise ValueError(f"{self.scene.body_label(b)}: position overlaps {other} by {depth:.4g} m at the "
-                             f"start (more than {tolerance:.0%} of its smallest semi-axis); move it apart")
+                             f"start (more than {tolerance:.0%} of its smallest half-size); move it apart")
         ws.counters[:] = 0
         self._bodies.cache_count[0] = 0

@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .collision.patches import PATCH
 from .contact.push_sweeps import PUSH_WIDTH
 from .contact.rows import AUX_WIDTH, RESPONSE_WIDTH, ROW_DTYPE, ROW_WIDTH
 from .contact.solve_order import order_bucket_count
@@ -60,6 +61,8 @@ class Workspace(NamedTuple):
     pair_normal: np.ndarray       # (P, 3)
     pair_point: np.ndarray        # (P, 3)
     pair_witness: np.ndarray      # (P, 3) unit normal a pair was last found with (zeros: none), see collision/driver.py
+    pair_patch: np.ndarray        # (P, PATCH - 1, 4) a patch's further points (x, y, z, depth); (0, ...) without BodyShapes
+    pair_patch_count: np.ndarray  # (P,) int64 how many of them
     contact_a: np.ndarray         # (C,) int64 body index, or -1 - static id
     contact_b: np.ndarray         # (C,) int64 body index
     contact_key: np.ndarray       # (C,) int64
@@ -162,8 +165,10 @@ def hash_table_size(n_bodies: int) -> int:
 
 
 def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_phases: int,
-                  slabs: int) -> Workspace:
+                  slabs: int, patches: bool = False) -> Workspace:
+    """Scratch for the substeps; ``patches``: room for contact patches (scenes with BodyShapes)."""
     n = n_bodies
+    patch_pairs = pair_capacity if patches else 0
     c = contact_capacity
     table = hash_table_size(n)
     return Workspace(
@@ -177,7 +182,9 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         bucket_fill=np.zeros(table, dtype=np.int64),
         pair_a=np.zeros(pair_capacity, dtype=np.int64), pair_b=np.zeros(pair_capacity, dtype=np.int64),
         pair_depth=np.zeros(pair_capacity), pair_normal=np.zeros((pair_capacity, 3)),
-        pair_point=np.zeros((pair_capacity, 3)), pair_witness=np.zeros((pair_capacity, 3)), body_energy=np.zeros(n), pair_origin=np.zeros((n, 3)), pair_extent=np.zeros((n, 3)), pair_list=np.zeros(2, dtype=np.int64),
+        pair_point=np.zeros((pair_capacity, 3)), pair_witness=np.zeros((pair_capacity, 3)),
+        pair_patch=np.zeros((patch_pairs, PATCH - 1, 4)), pair_patch_count=np.zeros(patch_pairs, dtype=np.int64),
+        body_energy=np.zeros(n), pair_origin=np.zeros((n, 3)), pair_extent=np.zeros((n, 3)), pair_list=np.zeros(2, dtype=np.int64),
         moved_body=np.zeros(n, dtype=np.int64), body_moved=np.zeros(n, dtype=np.bool_),
         contact_a=np.zeros(c, dtype=np.int64), contact_b=np.zeros(c, dtype=np.int64),
         contact_key=np.zeros(c, dtype=np.int64), contact_normal=np.zeros((c, 3)),

@@ -1,5 +1,7 @@
 """The substep: eight named phases, each a function of (model, state, ws, settings, h), timed at its call site.
 
+The narrow phase and position correction also take the bodies' shapes (None where all are ellipsoids).
+
 1. forces               forces.py: gravity, damping, kinematic tracks; body frames and bounding boxes
 2. broad_phase          collision/broadphase.py: hashed grid -> candidate pairs (reused within a skin)
 3. narrow_phase         collision/driver.py, narrowphase.py: pre-tests, exact depth and normal -> contacts
@@ -117,10 +119,13 @@ def broad_phase(model, state, ws, settings, h):
 
 
 @njit(**JIT)
-def narrow_phase(model, state, ws, settings, h):
-    """Phase 3: depth, normal and point of each touching pair into ws.contact_*; the count in ws.counters[CONTACTS]."""
+def narrow_phase(model, state, ws, settings, h, shapes):
+    """Phase 3: depth, normal and point of each touching pair into ws.contact_*; the count in ws.counters[CONTACTS].
+
+    ``shapes``: the bodies' BodyShapes, or None in scenes of ellipsoids only.
+    """
     n_pairs = ws.counters[PAIRS]
-    n_contacts = collide(model, state, ws, n_pairs, n_pairs < settings.serial_below)
+    n_contacts = collide(model, state, ws, n_pairs, n_pairs < settings.serial_below, shapes)
     if n_contacts < 0:
         restore_velocities(state, ws.start_linear, ws.start_angular)
         return CONTACT_OVERFLOW
@@ -212,7 +217,7 @@ def integrate(model, state, ws, settings, h):
 
 
 @njit(**JIT)
-def position_correction(model, state, ws, settings, h):
+def position_correction(model, state, ws, settings, h, shapes):
     """Phase 7: overlaps measured again with the new poses; those the split impulses missed pushed apart in position.
 
     It runs only when the split impulses used all their sweeps: when they stop early they converged on their
@@ -231,7 +236,7 @@ def position_correction(model, state, ws, settings, h):
         ws.counters[CONTACTS], h, settings.baumgarte, settings.slop, settings.correction_sweeps,
         10.0 * settings.sweep_tolerance / h, ws.sweep_change, ws.push_slot, ws.gap_slot, ws.push_count, ws.push_row,
         ws.push_body, ws.body_pushed, ws.body_level, ws.level_start, ws.level_adjacent, ws.level_queue,
-        ws.counters[CONTACTS] < settings.serial_below)
+        ws.counters[CONTACTS] < settings.serial_below, shapes)
     return OK
 
 
@@ -251,7 +256,7 @@ def particles(model, state, ws, settings, h, particle_model, particle_state):
 # The substep loop: the phases in order, each timed at its call site.
 
 @njit(**JIT)
-def _body_phases(model, state, ws, settings, h):
+def _body_phases(model, state, ws, settings, h, shapes):
     """Phases 1 to 4, each timed into ws.phase_seconds. Returns OK or the first stop code."""
     times = ws.phase_seconds
     t0 = _clock()
@@ -265,7 +270,7 @@ def _body_phases(model, state, ws, settings, h):
     times[BROAD_PHASE] += t2 - t1
     if status != OK:
         return status
-    status = narrow_phase(model, state, ws, settings, h)
+    status = narrow_phase(model, state, ws, settings, h, shapes)
     t3 = _clock()
     times[NARROW_PHASE] += t3 - t2
     if status != OK:
@@ -276,7 +281,7 @@ def _body_phases(model, state, ws, settings, h):
 
 
 @njit(**JIT)
-def _position_phases(model, state, ws, settings, h):
+def _position_phases(model, state, ws, settings, h, shapes):
     """Phases 6 and 7, each timed into ws.phase_seconds. Returns OK or DIVERGED."""
     times = ws.phase_seconds
     t5 = _clock()
@@ -285,7 +290,7 @@ def _position_phases(model, state, ws, settings, h):
     times[INTEGRATE] += t6 - t5
     if status != OK:
         return status
-    status = position_correction(model, state, ws, settings, h)
+    status = position_correction(model, state, ws, settings, h, shapes)
     times[POSITION_CORRECTION] += _clock() - t6
     return status
 
@@ -305,17 +310,18 @@ def record_step_statistics(ws):
 
 @njit(**JIT)
 def run_substeps(model, state, ws, settings, h, substeps, rope_model=None, rope_state=None, particle_model=None,
-                 particle_state=None):
+                 particle_state=None, shapes=None):
     """Advance a scene with bodies ``substeps`` substeps of length h. Returns OK or an overflow/divergence code.
 
     ws.counters[SUBSTEPS_DONE] holds the substeps completed; after an overflow the state is the one they left.
 
     A scene without ropes (or particles) passes None for their model and state: numba prunes a branch on
     an argument that is None before it compiles, so such a scene never compiles the rope (particle) kernels.
+    Likewise ``shapes`` (model.py's BodyShapes) is None in scenes of ellipsoids only.
     """
     for substep in range(substeps):
         ws.counters[SUBSTEPS_DONE] = substep
-        status = _body_phases(model, state, ws, settings, h)
+        status = _body_phases(model, state, ws, settings, h, shapes)
         if status != OK:
             return status
         if rope_model is not None:
@@ -324,7 +330,7 @@ def run_substeps(model, state, ws, settings, h, substeps, rope_model=None, rope_
             ws.phase_seconds[ROPES] += _clock() - t4
             if status != OK:
                 return status
-        status = _position_phases(model, state, ws, settings, h)
+        status = _position_phases(model, state, ws, settings, h, shapes)
         if status != OK:
             return status
         if particle_model is not None:

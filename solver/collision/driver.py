@@ -17,17 +17,27 @@ sum of the reaches, so contacts that may close during the substep are solved
 speculatively: fast bodies neither tunnel nor sink in, resting ones do not
 jitter.
 
-Contacts are written in increasing key order: key = a * (N + S) + b for a body
-pair a < b and key = a * (N + S) + N + s for body a against static collider s.
+Bodies of other shapes (scenes with BodyShapes; see model.py) take the same
+bounding-sphere test, then oriented boxes around their shapes, then GJK/EPA's
+signed distance (convex_distance.py) warm-started from the last normal, and
+touch in a patch of up to PATCH points (patches.py); against planes and walls
+the corners of their supporting feature touch.
+
+Contacts are written in increasing key order: key = (a * (N + S) + b) PATCH + k
+for point k of a body pair a < b and (a * (N + S) + N + s) PATCH + k for body a
+against static collider s.
 """
 import numpy as np
 from numba import njit, prange
 
 from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
 from ..model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
+from ..shapes.support import ELLIPSOID, PARAMS
+from .convex_distance import signed_distance
 from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_tube_depth,
                           ellipsoids_separated_into, minimise_width_gap, minimise_width_gap_supports,
                           new_separation_scratch, plane_depth, quadratic_form, sym_at, width_gap)
+from .patches import PATCH, new_patch_scratch, pair_patch, plane_patch
 
 
 @njit(**JIT, inline="always")
@@ -116,7 +126,64 @@ def _store_witness(witness, p, x, y, z):
 
 
 @njit(**JIT)
-def _collide_pair_range(model, state, ws, start, end):
+def _shape_pair_scratch():
+    """Scratch of _collide_shape_pair: the pair's kinds, params, positions, rotations, distance, patch."""
+    return (np.empty(2, dtype=np.int64), np.empty((2, PARAMS)), np.empty((2, 3)), np.empty((2, 3, 3)),
+            np.empty(10), new_patch_scratch(), np.empty((PATCH, 4)))
+
+
+@njit(**JIT)
+def _collide_shape_pair(state, ws, shapes, p, i, j, hx, hy, hz, scratch):
+    """Pair p of bodies i < j, one of them not an ellipsoid: its contact patch into ws.pair_* and ws.pair_patch*.
+
+    (hx, hy, hz) is the normal to start from (unit). Leaves pair_depth at -inf where they stay apart.
+    """
+    kinds, params, positions, rotations, result, patch_scratch, patch = scratch
+    position = state.position
+    reach_a = ws.reach[i]
+    reach_b = ws.reach[j]
+    reach = reach_a + reach_b
+    dx = position[j, 0] - position[i, 0]
+    dy = position[j, 1] - position[i, 1]
+    dz = position[j, 2] - position[i, 2]
+    size = shapes.size
+    if not boxes_overlap(ws.rotation, i, j, dx, dy, dz,
+                         (size[i, 0] + reach_a, size[i, 1] + reach_a, size[i, 2] + reach_a),
+                         (size[j, 0] + reach_b, size[j, 1] + reach_b, size[j, 2] + reach_b)):
+        return
+    for side in range(2):
+        body = i if side == 0 else j
+        kinds[side] = shapes.kind[body]
+        params[side, :] = shapes.params[body]
+        positions[side, :] = position[body]
+        rotations[side, :, :] = ws.rotation[body]
+    signed_distance(kinds, params, shapes.hull_vertices, positions, rotations, hx, hy, hz, result)
+    gap, nx, ny, nz = result[0], result[1], result[2], result[3]
+    _store_witness(ws.pair_witness, p, nx, ny, nz)
+    if gap > reach:
+        return
+    count = pair_patch(kinds, params, shapes.hull_vertices, shapes.hull_faces, positions, rotations, nx, ny, nz,
+                       reach, patch_scratch, patch)
+    ws.pair_normal[p, 0] = nx
+    ws.pair_normal[p, 1] = ny
+    ws.pair_normal[p, 2] = nz
+    if count == 0:
+        # features that make no patch (a point on anything, two segments): the midpoint of the witnesses
+        ws.pair_depth[p] = -gap
+        for k in range(3):
+            ws.pair_point[p, k] = 0.5 * (result[4 + k] + result[7 + k])
+        return
+    ws.pair_depth[p] = patch[0, 3]
+    for k in range(3):
+        ws.pair_point[p, k] = patch[0, k]
+    for m in range(1, count):
+        for k in range(4):
+            ws.pair_patch[p, m - 1, k] = patch[m, k]
+    ws.pair_patch_count[p] = count - 1
+
+
+@njit(**JIT)
+def _collide_pair_range(model, state, ws, start, end, shapes):
     """Depth, normal and point of pairs start..end into ws.pair_depth/normal/point (-inf: no contact).
 
     Rows are read by index, not as views like position[i] (see sym_at); only the rare paths take views.
@@ -140,10 +207,14 @@ def _collide_pair_range(model, state, ws, start, end):
     cache_normal = state.cache_normal
     normal = np.empty(3)
     sep_scratch, sep_chain, sep_lengths, sep_remainder = new_separation_scratch()
+    shape_scratch = _shape_pair_scratch()
     # pair keys rise through the range and the cache is sorted: one search, then a merge walk
-    cursor = np.searchsorted(cache_key[:cache_count], pair_a[start] * stride + pair_b[start]) if end > start else 0
+    cursor = (np.searchsorted(cache_key[:cache_count], (pair_a[start] * stride + pair_b[start]) * PATCH)
+              if end > start else 0)
     for p in range(start, end):
         pair_depth[p] = -np.inf
+        if shapes is not None:
+            ws.pair_patch_count[p] = 0
         i = pair_a[p]
         j = pair_b[p]
         dx = position[j, 0] - position[i, 0]
@@ -155,10 +226,22 @@ def _collide_pair_range(model, state, ws, start, end):
         extent = bounding_radius[i] + bounding_radius[j] + reach
         if dx * dx + dy * dy + dz * dz > extent * extent:
             continue
-        key = i * stride + j
+        key = (i * stride + j) * PATCH
         while cursor < cache_count and cache_key[cursor] < key:
             cursor += 1
-        if cursor < cache_count and cache_key[cursor] == key:
+        cached = cursor < cache_count and cache_key[cursor] < key + PATCH
+        if shapes is not None:
+            if shapes.kind[i] != ELLIPSOID or shapes.kind[j] != ELLIPSOID:
+                if cached:
+                    hx, hy, hz = cache_normal[cursor, 0], cache_normal[cursor, 1], cache_normal[cursor, 2]
+                elif witness[p, 0] ** 2 + witness[p, 1] ** 2 + witness[p, 2] ** 2 > 0.5:
+                    hx, hy, hz = witness[p, 0], witness[p, 1], witness[p, 2]
+                else:
+                    distance = np.sqrt(dx * dx + dy * dy + dz * dz)
+                    hx, hy, hz = (dx / distance, dy / distance, dz / distance) if distance > 0.0 else (0.0, 0.0, 1.0)
+                _collide_shape_pair(state, ws, shapes, p, i, j, hx, hy, hz, shape_scratch)
+                continue
+        if cached:
             # touching last substep: the warm-started depth decides, the pre-tests would pass anyway
             sx = cache_normal[cursor, 0]
             sy = cache_normal[cursor, 1]
@@ -224,15 +307,65 @@ def _collide_pair_range(model, state, ws, start, end):
 
 
 @njit(**JIT_PARALLEL)
-def _collide_pairs(model, state, ws, n_pairs):
+def _collide_pairs(model, state, ws, n_pairs, shapes):
     """All body pairs, in parallel chunks (each pair's result has its own slot, so chunking changes nothing)."""
     chunks = min(n_pairs, PARALLEL_CHUNKS)
     for chunk in prange(chunks):
-        _collide_pair_range(model, state, ws, chunk * n_pairs // chunks, (chunk + 1) * n_pairs // chunks)
+        _collide_pair_range(model, state, ws, chunk * n_pairs // chunks, (chunk + 1) * n_pairs // chunks, shapes)
 
 
 @njit(**JIT)
-def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, stop):
+def _emit_shape_statics(model, state, ws, shapes, i, count, stop, scratch, patch):
+    """Contacts of body i (not an ellipsoid) with the planes and walls, from slot count on; the next slot or -1.
+
+    Tubes hold ellipsoids only (Simulation refuses other shapes in scenes with tubes).
+    """
+    n = model.n_bodies
+    n_static = model.static_kind.shape[0]
+    stride = n + n_static
+    position = state.position
+    static_point = model.static_point
+    static_normal = model.static_normal
+    m = sym_at(ws.shape, i)
+    for s in range(n_static):
+        kind = model.static_kind[s]
+        if kind == STATIC_TUBE:
+            continue
+        nx, ny, nz = static_normal[s, 0], static_normal[s, 1], static_normal[s, 2]
+        rx = position[i, 0] - static_point[s, 0]
+        ry = position[i, 1] - static_point[s, 1]
+        rz = position[i, 2] - static_point[s, 2]
+        # the bounding ellipsoid's depth bounds the shape's
+        if plane_depth(m, rx, ry, rz, nx, ny, nz) < -ws.reach[i]:
+            continue
+        if kind == STATIC_WALL and rx * nx + ry * ny + rz * nz <= 0.0:
+            continue
+        points = plane_patch(shapes.kind[i], shapes.params[i], shapes.hull_vertices, shapes.hull_faces, position[i],
+                             ws.rotation[i], static_point[s, 0], static_point[s, 1], static_point[s, 2], nx, ny, nz,
+                             ws.reach[i], scratch, patch)
+        k = 0
+        for q in range(points):
+            if kind == STATIC_WALL:
+                # a finite rectangle: the point must lie over it
+                qx = patch[q, 0] - static_point[s, 0]
+                qy = patch[q, 1] - static_point[s, 1]
+                qz = patch[q, 2] - static_point[s, 2]
+                du = qx * model.static_u[s, 0] + qy * model.static_u[s, 1] + qz * model.static_u[s, 2]
+                dv = qx * model.static_v[s, 0] + qy * model.static_v[s, 1] + qz * model.static_v[s, 2]
+                if abs(du) > model.static_size[s, 0] or abs(dv) > model.static_size[s, 1]:
+                    continue
+            if count >= stop:
+                return -1
+            _emit(ws.contact_a, ws.contact_b, ws.contact_key, ws.contact_normal, ws.contact_point, ws.contact_depth,
+                  count, -1 - s, i, (i * stride + n + s) * PATCH + k, nx, ny, nz, patch[q, 0], patch[q, 1],
+                  patch[q, 2], patch[q, 3])
+            count += 1
+            k += 1
+    return count
+
+
+@njit(**JIT)
+def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, stop, shapes):
     """Contacts of bodies first_body..end_body into contact slots start..stop, in key order.
 
     Each body's pairs (i, j), j increasing, come first, then its static
@@ -264,6 +397,8 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
     static_size = model.static_size
     bounding_radius = model.bounding_radius
     scratch = np.empty(6)
+    patch_scratch = new_patch_scratch()
+    patch = np.empty((PATCH, 4))
     count = start
     p = np.searchsorted(pair_a[:n_pairs], first_body)
     for i in range(first_body, end_body):
@@ -271,14 +406,30 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
             if pair_depth[p] != -np.inf:
                 if count >= stop:
                     return -1
+                key = (i * stride + pair_b[p]) * PATCH
                 _emit(contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth, count, i,
-                      pair_b[p], i * stride + pair_b[p], pair_normal[p, 0], pair_normal[p, 1], pair_normal[p, 2],
+                      pair_b[p], key, pair_normal[p, 0], pair_normal[p, 1], pair_normal[p, 2],
                       pair_point[p, 0], pair_point[p, 1], pair_point[p, 2], pair_depth[p])
                 count += 1
+                if shapes is not None:
+                    for k in range(ws.pair_patch_count[p]):
+                        if count >= stop:
+                            return -1
+                        extra = ws.pair_patch[p, k]
+                        _emit(contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth, count,
+                              i, pair_b[p], key + 1 + k, pair_normal[p, 0], pair_normal[p, 1], pair_normal[p, 2],
+                              extra[0], extra[1], extra[2], extra[3])
+                        count += 1
             p += 1
         # static colliders only matter for dynamic bodies
         if inv_mass[i] == 0.0:
             continue
+        if shapes is not None:
+            if shapes.kind[i] != ELLIPSOID:
+                count = _emit_shape_statics(model, state, ws, shapes, i, count, stop, patch_scratch, patch)
+                if count < 0:
+                    return -1
+                continue
         m = sym_at(shape, i)
         for s in range(n_static):
             # most bodies are far from most planes and walls: a small inlined bound first, because
@@ -295,24 +446,24 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
             if count >= stop:
                 return -1
             _emit(contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth, count, -1 - s, i,
-                  i * stride + n + s, scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5], depth)
+                  (i * stride + n + s) * PATCH, scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5], depth)
             count += 1
     return count
 
 
 @njit(**JIT_PARALLEL)
-def _emit_in_chunks(model, state, ws, n_pairs, chunk_end):
+def _emit_in_chunks(model, state, ws, n_pairs, chunk_end, shapes):
     """Chunk k of the bodies writes its contacts into the k-th equal share of the contact buffers, in parallel."""
     n = model.n_bodies
     capacity = ws.contact_key.shape[0]
     chunks = chunk_end.shape[0]
     for k in prange(chunks):
         chunk_end[k] = _emit_body_range(model, state, ws, n_pairs, k * n // chunks, (k + 1) * n // chunks,
-                                        k * capacity // chunks, (k + 1) * capacity // chunks)
+                                        k * capacity // chunks, (k + 1) * capacity // chunks, shapes)
 
 
 @njit(**JIT)
-def collide(model, state, ws, n_pairs, serial):
+def collide(model, state, ws, n_pairs, serial, shapes=None):
     """Write contacts for all candidate pairs and static colliders. Returns count, or -1 on overflow.
 
     Pairs are collided in parallel chunks of pairs; then chunks of bodies write
@@ -320,20 +471,20 @@ def collide(model, state, ws, n_pairs, serial):
     shares of the buffers, which are packed into one list in key order. A share
     that runs out reports an overflow, and the caller grows the buffers.
     With ``serial`` both run in the calling thread, as one chunk each: the
-    same contacts in the same order.
+    same contacts in the same order. ``shapes``: the bodies' BodyShapes, None if all are ellipsoids.
     """
     n = model.n_bodies
     if serial:
-        _collide_pair_range(model, state, ws, 0, n_pairs)
+        _collide_pair_range(model, state, ws, 0, n_pairs, shapes)
         chunks = 1
     else:
-        _collide_pairs(model, state, ws, n_pairs)
+        _collide_pairs(model, state, ws, n_pairs, shapes)
         chunks = max(1, min(PARALLEL_CHUNKS, n))
     chunk_end = np.empty(chunks, dtype=np.int64)
     if serial:
-        chunk_end[0] = _emit_body_range(model, state, ws, n_pairs, 0, n, 0, ws.contact_key.shape[0])
+        chunk_end[0] = _emit_body_range(model, state, ws, n_pairs, 0, n, 0, ws.contact_key.shape[0], shapes)
     else:
-        _emit_in_chunks(model, state, ws, n_pairs, chunk_end)
+        _emit_in_chunks(model, state, ws, n_pairs, chunk_end, shapes)
     # pack the shares: each moves left (or stays), so a forward copy never overwrites unread contacts
     capacity = ws.contact_key.shape[0]
     count = 0

@@ -3,6 +3,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, cross
+from ..shapes.support import ELLIPSOID, support_xyz
 from .push_sweeps import UNSUPPORTED, clear_pseudo, overlap_aim, push_sweeps
 from .rows import INV_MASS_A, INV_MASS_B, N_, row3
 
@@ -35,12 +36,37 @@ def _width_gap(nx, ny, nz, a, b, position, orientation, semi_axes):
     return gap
 
 
+@njit(**JIT)
+def _shape_support_height(orientation, semi_axes, shapes, body, nx, ny, nz):
+    """Half-width along the unit world direction n of a body of any shape (BodyShapes): h(R^T n)."""
+    if shapes.kind[body] == ELLIPSOID:
+        return _support_height(orientation, semi_axes, body, nx, ny, nz)
+    w = orientation[body, 0]
+    ux, uy, uz = -orientation[body, 1], -orientation[body, 2], -orientation[body, 3]
+    cx, cy, cz = cross(ux, uy, uz, nx, ny, nz)
+    dx, dy, dz = cross(ux, uy, uz, cx, cy, cz)
+    lx, ly, lz = nx + 2.0 * (w * cx + dx), ny + 2.0 * (w * cy + dy), nz + 2.0 * (w * cz + dz)
+    px, py, pz = support_xyz(shapes.kind[body], shapes.params[body], shapes.hull_vertices, lx, ly, lz)
+    return lx * px + ly * py + lz * pz
+
+
+@njit(**JIT)
+def _shape_width_gap(nx, ny, nz, a, b, position, orientation, semi_axes, shapes):
+    """_width_gap for bodies of any shape."""
+    gap = (nx * position[b, 0] + ny * position[b, 1] + nz * position[b, 2]
+           - _shape_support_height(orientation, semi_axes, shapes, b, nx, ny, nz))
+    if a >= 0:
+        gap -= (nx * position[a, 0] + ny * position[a, 1] + nz * position[a, 2]
+                + _shape_support_height(orientation, semi_axes, shapes, a, nx, ny, nz))
+    return gap
+
+
 @njit(**JIT_PARALLEL)
 def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, slot_depth,
                       slot_push, start_position, start_orientation, body_travel, position, orientation, pseudo_linear,
                       pseudo_angular, shape, semi_axes, n_contacts, h, baumgarte, slop, max_sweeps, tolerance,
                       sweep_change, push_slot, gap_slot, push_count, push_row, push_body, body_pushed, body_level,
-                      level_start, level_adjacent, level_queue, serial):
+                      level_start, level_adjacent, level_queue, serial, shapes=None):
     """After integration: push apart, in position only, the contacts the split impulses left too deep.
 
     The split impulses aim each contact's overlap at the end of the substep
@@ -71,12 +97,13 @@ def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
     instead swept 60% of a 100,000-body pile's contacts.
 
     With ``serial``, all of it runs in the calling thread, with the same result.
-    Returns the sweeps run (0 when no contact needed it).
+    ``shapes``: the bodies' BodyShapes (None: ellipsoids only). Returns the sweeps
+    run (0 when no contact needed it).
     """
     if serial:
         largest = _correction_targets(0, n_contacts, slot_a, slot_b, solve_origin, contact_row, slot_depth, slot_push,
                                       start_position, start_orientation, body_travel, position, orientation,
-                                      semi_axes, h, baumgarte, slop)
+                                      semi_axes, h, baumgarte, slop, shapes)
     else:
         chunks = min(n_contacts, PARALLEL_CHUNKS)
         largest = -np.inf
@@ -84,7 +111,7 @@ def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
             top = _correction_targets(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, slot_a, slot_b,
                                       solve_origin, contact_row, slot_depth, slot_push, start_position,
                                       start_orientation, body_travel, position, orientation, semi_axes, h,
-                                      baumgarte, slop)
+                                      baumgarte, slop, shapes)
             largest = max(largest, top)
     if largest <= 0.0:
         return 0
@@ -174,7 +201,8 @@ def support_levels(n_contacts, slot_a, slot_b, contact_response, slot_depth, slo
 
 @njit(**JIT)
 def _correction_targets(start, end, slot_a, slot_b, solve_origin, contact_row, slot_depth, slot_push, start_position,
-                        start_orientation, body_travel, position, orientation, semi_axes, h, baumgarte, slop):
+                        start_orientation, body_travel, position, orientation, semi_axes, h, baumgarte, slop,
+                        shapes):
     """slot_push of slots start..end: the overlap now beyond the split impulses' aim plus the slop, per h; the largest.
 
     The overlap grew by at most both bodies' travel; where even that stays
@@ -194,8 +222,13 @@ def _correction_targets(start, end, slot_a, slot_b, solve_origin, contact_row, s
         depth = before + body_travel[b] + (body_travel[a] if a >= 0 else 0.0)
         if depth > aim + slop:
             nx, ny, nz = row3(rows, c, N_)
-            depth = (before + _width_gap(nx, ny, nz, a, b, start_position, start_orientation, semi_axes)
-                     - _width_gap(nx, ny, nz, a, b, position, orientation, semi_axes))
+            if shapes is not None:
+                depth = (before + _shape_width_gap(nx, ny, nz, a, b, start_position, start_orientation, semi_axes,
+                                                   shapes)
+                         - _shape_width_gap(nx, ny, nz, a, b, position, orientation, semi_axes, shapes))
+            else:
+                depth = (before + _width_gap(nx, ny, nz, a, b, start_position, start_orientation, semi_axes)
+                         - _width_gap(nx, ny, nz, a, b, position, orientation, semi_axes))
         push = (depth - aim - slop) / h
         slot_push[c] = push
         largest = max(largest, push)

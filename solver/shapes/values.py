@@ -41,8 +41,9 @@ class Shape:
     def _fields(self) -> tuple:
         raise NotImplementedError
 
-    def params(self, hull_offset: int = 0) -> np.ndarray:
-        """This shape's row of support.PARAMS floats (a hull's vertices start at ``hull_offset``)."""
+    def params(self, hull_offset: int = 0, face_offset: int = 0) -> np.ndarray:
+        """This shape's row of support.PARAMS floats (a hull's vertices start at ``hull_offset``, its faces
+        at ``face_offset``)."""
         raise NotImplementedError
 
     def mass_properties(self, density: float = 1000.0) -> mass.MassProperties:
@@ -86,7 +87,7 @@ class Ellipsoid(Shape):
     def _fields(self):
         return (self.semi_axes,)
 
-    def params(self, hull_offset=0):
+    def params(self, hull_offset=0, face_offset=0):
         return _row(*self.semi_axes)
 
     def mass_properties(self, density=1000.0):
@@ -116,7 +117,7 @@ class Superellipsoid(Shape):
     def _fields(self):
         return self.semi_axes, self.exponents
 
-    def params(self, hull_offset=0):
+    def params(self, hull_offset=0, face_offset=0):
         return _row(*self.semi_axes, *self.exponents)
 
     def mass_properties(self, density=1000.0):
@@ -135,7 +136,7 @@ class Box(Shape):
     def _fields(self):
         return (self.half_extents,)
 
-    def params(self, hull_offset=0):
+    def params(self, hull_offset=0, face_offset=0):
         return _row(*self.half_extents)
 
     def mass_properties(self, density=1000.0):
@@ -155,7 +156,7 @@ class Cylinder(Shape):
     def _fields(self):
         return self.radius, self.half_height
 
-    def params(self, hull_offset=0):
+    def params(self, hull_offset=0, face_offset=0):
         return _row(self.radius, self.half_height)
 
     def mass_properties(self, density=1000.0):
@@ -176,7 +177,7 @@ class Capsule(Shape):
     def _fields(self):
         return self.radius, self.half_height
 
-    def params(self, hull_offset=0):
+    def params(self, hull_offset=0, face_offset=0):
         return _row(self.radius, self.half_height)
 
     def mass_properties(self, density=1000.0):
@@ -214,8 +215,9 @@ class ConvexHull(Shape):
     def __repr__(self):
         return f"ConvexHull({len(self.vertices)} vertices, {len(self.faces)} faces)"
 
-    def params(self, hull_offset=0):
-        return _row(hull_offset, len(self.vertices))
+    def params(self, hull_offset=0, face_offset=0):
+        """(first vertex row, vertex count, first face row, face count) in shared arrays."""
+        return _row(hull_offset, len(self.vertices), face_offset, len(self.faces))
 
     def mass_properties(self, density=1000.0):
         return mass.polyhedron(self.vertices, self.faces, self._density(density))

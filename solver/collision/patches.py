@@ -1,0 +1,381 @@
+"""Contact patches: up to PATCH points where two convex shapes (or a shape and a plane) touch along a normal.
+
+A single deepest point lets a box on a floor rock about it; engines keep a
+patch of points instead (Box2D v3's manifolds, Jolt's supporting faces). Each
+shape gives its supporting feature along a direction: a face polygon (a box or
+hull face, a cylinder cap as an octagon turned to the support point), a
+segment (a cylinder's side, a capsule's axis) or one point (ellipsoids,
+superellipsoids, a rim). Two polygons clip one against the other
+(Sutherland-Hodgman, against the side planes of the clipping feature's
+edges); a segment clips against a polygon; any other pair of features gives
+the single point of the narrow phase. Points whose depth along the normal is
+within the reach are kept, and more than PATCH are reduced as engines do: the
+deepest, the farthest from it, the one spanning the largest triangle with
+them, and the one that adds most area outside that triangle. Points keep the
+order in which their feature lists them, so a resting patch keeps its order
+(and its warm-started impulses) from substep to substep.
+"""
+import numpy as np
+from numba import njit
+
+from ..math3d import JIT
+from ..shapes.support import BOX, CAPSULE, CYLINDER, HULL, support_xyz
+
+PATCH = 4          # contact points per pair at most
+MAX_FEATURE = 16   # corners of a supporting feature at most (a hull face with more is subsampled)
+CAP_CORNERS = 8    # a cylinder cap's polygon
+# a hull vertex within this fraction of the shape's size of the chosen face's plane belongs to the face
+FACE_TOLERANCE = 1e-6
+
+
+@njit(**JIT, inline="always")
+def _to_world(position, rotation, x, y, z, out, k):
+    for r in range(3):
+        out[k, r] = position[r] + rotation[r, 0] * x + rotation[r, 1] * y + rotation[r, 2] * z
+
+
+@njit(**JIT, inline="always")
+def _face_normal(vertices, a, b, c):
+    """(b - a) x (c - a): the outward normal of a counter-clockwise triangle, times twice its area."""
+    ux, uy, uz = vertices[b, 0] - vertices[a, 0], vertices[b, 1] - vertices[a, 1], vertices[b, 2] - vertices[a, 2]
+    vx, vy, vz = vertices[c, 0] - vertices[a, 0], vertices[c, 1] - vertices[a, 1], vertices[c, 2] - vertices[a, 2]
+    return uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+
+
+@njit(**JIT, inline="always")
+def _cross_along(nx, ny, nz, ux, uy, uz, vx, vy, vz):
+    """n . (u x v): twice the signed area of the triangle (0, u, v) seen along n."""
+    return nx * (uy * vz - uz * vy) + ny * (uz * vx - ux * vz) + nz * (ux * vy - uy * vx)
+
+
+@njit(**JIT)
+def _hull_face(params, hull_vertices, hull_faces, dx, dy, dz, local):
+    """Corners of the hull face whose outward normal is nearest the local direction d, in angle order.
+
+    Returns their count (at most MAX_FEATURE: a larger face keeps every k-th corner).
+    """
+    first_vertex, count = int(params[0]), int(params[1])
+    first_face, face_count = int(params[2]), int(params[3])
+    best, best_cos = first_face, -np.inf
+    for f in range(first_face, first_face + face_count):
+        a, b, c = hull_faces[f, 0], hull_faces[f, 1], hull_faces[f, 2]
+        nx, ny, nz = _face_normal(hull_vertices, a, b, c)
+        norm = np.sqrt(nx * nx + ny * ny + nz * nz)
+        cosine = (nx * dx + ny * dy + nz * dz) / norm if norm > 0.0 else -np.inf
+        if cosine > best_cos:
+            best, best_cos = f, cosine
+    a, b, c = hull_faces[best, 0], hull_faces[best, 1], hull_faces[best, 2]
+    nx, ny, nz = _face_normal(hull_vertices, a, b, c)
+    norm = np.sqrt(nx * nx + ny * ny + nz * nz)
+    nx, ny, nz = nx / norm, ny / norm, nz / norm
+    offset = nx * hull_vertices[a, 0] + ny * hull_vertices[a, 1] + nz * hull_vertices[a, 2]
+    size = 0.0
+    for v in range(first_vertex, first_vertex + count):
+        size = max(size, abs(hull_vertices[v, 0]) + abs(hull_vertices[v, 1]) + abs(hull_vertices[v, 2]))
+    members = np.empty(count, dtype=np.int64)
+    found = 0
+    for v in range(first_vertex, first_vertex + count):
+        if abs(nx * hull_vertices[v, 0] + ny * hull_vertices[v, 1] + nz * hull_vertices[v, 2] - offset) \
+                <= FACE_TOLERANCE * size:
+            members[found] = v
+            found += 1
+    # order by angle about their centroid in the face plane
+    cx, cy, cz = 0.0, 0.0, 0.0
+    for m in range(found):
+        cx += hull_vertices[members[m], 0] / found
+        cy += hull_vertices[members[m], 1] / found
+        cz += hull_vertices[members[m], 2] / found
+    ex = hull_vertices[b, 0] - hull_vertices[a, 0]
+    ey = hull_vertices[b, 1] - hull_vertices[a, 1]
+    ez = hull_vertices[b, 2] - hull_vertices[a, 2]
+    length = np.sqrt(ex * ex + ey * ey + ez * ez)
+    ex, ey, ez = ex / length, ey / length, ez / length
+    fx, fy, fz = ny * ez - nz * ey, nz * ex - nx * ez, nx * ey - ny * ex
+    angles = np.empty(found)
+    for m in range(found):
+        px = hull_vertices[members[m], 0] - cx
+        py = hull_vertices[members[m], 1] - cy
+        pz = hull_vertices[members[m], 2] - cz
+        angles[m] = np.arctan2(px * fx + py * fy + pz * fz, px * ex + py * ey + pz * ez)
+    order = np.argsort(angles)
+    stride = 1 if found <= MAX_FEATURE else (found + MAX_FEATURE - 1) // MAX_FEATURE
+    kept = 0
+    for m in range(0, found, stride):
+        v = members[order[m]]
+        local[kept, 0] = hull_vertices[v, 0]
+        local[kept, 1] = hull_vertices[v, 1]
+        local[kept, 2] = hull_vertices[v, 2]
+        kept += 1
+    return kept
+
+
+@njit(**JIT)
+def supporting_feature(kind, params, hull_vertices, hull_faces, position, rotation, nx, ny, nz, out, local):
+    """World corners of the shape's supporting feature along the world direction n into out; their count.
+
+    A face gives its corners in order around it, a segment its two ends, a smooth shape its support point.
+    ``local`` is (MAX_FEATURE, 3) scratch.
+    """
+    dx = rotation[0, 0] * nx + rotation[1, 0] * ny + rotation[2, 0] * nz
+    dy = rotation[0, 1] * nx + rotation[1, 1] * ny + rotation[2, 1] * nz
+    dz = rotation[0, 2] * nx + rotation[1, 2] * ny + rotation[2, 2] * nz
+    if kind == BOX:
+        hx, hy, hz = params[0], params[1], params[2]
+        ax, ay, az = abs(dx), abs(dy), abs(dz)
+        # the face whose normal is nearest d: four corners in order around it
+        if az >= ax and az >= ay:
+            z = hz if dz >= 0.0 else -hz
+            _to_world(position, rotation, hx, hy, z, out, 0)
+            _to_world(position, rotation, -hx, hy, z, out, 1)
+            _to_world(position, rotation, -hx, -hy, z, out, 2)
+            _to_world(position, rotation, hx, -hy, z, out, 3)
+        elif ay >= ax:
+            y = hy if dy >= 0.0 else -hy
+            _to_world(position, rotation, hx, y, hz, out, 0)
+            _to_world(position, rotation, -hx, y, hz, out, 1)
+            _to_world(position, rotation, -hx, y, -hz, out, 2)
+            _to_world(position, rotation, hx, y, -hz, out, 3)
+        else:
+            x = hx if dx >= 0.0 else -hx
+            _to_world(position, rotation, x, hy, hz, out, 0)
+            _to_world(position, rotation, x, -hy, hz, out, 1)
+            _to_world(position, rotation, x, -hy, -hz, out, 2)
+            _to_world(position, rotation, x, hy, -hz, out, 3)
+        return 4
+    if kind == CYLINDER:
+        radius, half_height = params[0], params[1]
+        across = np.sqrt(dx * dx + dy * dy)
+        if abs(dz) >= across:
+            # the cap: an octagon turned so that one corner is the support point on the rim
+            z = half_height if dz >= 0.0 else -half_height
+            start = np.arctan2(dy, dx) if across > 0.0 else 0.0
+            for k in range(CAP_CORNERS):
+                angle = start + 2.0 * np.pi * k / CAP_CORNERS
+                _to_world(position, rotation, radius * np.cos(angle), radius * np.sin(angle), z, out, k)
+            return CAP_CORNERS
+        ux, uy = radius * dx / across, radius * dy / across
+        _to_world(position, rotation, ux, uy, half_height, out, 0)
+        _to_world(position, rotation, ux, uy, -half_height, out, 1)
+        return 2
+    if kind == CAPSULE:
+        radius, half_height = params[0], params[1]
+        norm = np.sqrt(dx * dx + dy * dy + dz * dz)
+        ux, uy, uz = radius * dx / norm, radius * dy / norm, radius * dz / norm
+        _to_world(position, rotation, ux, uy, uz + half_height, out, 0)
+        _to_world(position, rotation, ux, uy, uz - half_height, out, 1)
+        return 2
+    if kind == HULL:
+        count = _hull_face(params, hull_vertices, hull_faces, dx, dy, dz, local)
+        for k in range(count):
+            _to_world(position, rotation, local[k, 0], local[k, 1], local[k, 2], out, k)
+        return count
+    x, y, z = support_xyz(kind, params, hull_vertices, dx, dy, dz)
+    _to_world(position, rotation, x, y, z, out, 0)
+    return 1
+
+
+@njit(**JIT)
+def _clip_polygon(subject, count, clipper, clip_count, nx, ny, nz, work, out):
+    """subject (count >= 3 corners) clipped to the prism of the clipper's polygon along n; count of out.
+
+    Each clipper edge's side plane contains the edge and n; the clipper's centroid marks its inside.
+    """
+    cx, cy, cz = 0.0, 0.0, 0.0
+    for k in range(clip_count):
+        cx += clipper[k, 0] / clip_count
+        cy += clipper[k, 1] / clip_count
+        cz += clipper[k, 2] / clip_count
+    for k in range(count):
+        out[k, :] = subject[k, :]
+    n_out = count
+    for e in range(clip_count):
+        if n_out == 0:
+            break
+        ax, ay, az = clipper[e, 0], clipper[e, 1], clipper[e, 2]
+        f = (e + 1) % clip_count
+        ex, ey, ez = clipper[f, 0] - ax, clipper[f, 1] - ay, clipper[f, 2] - az
+        mx, my, mz = ny * ez - nz * ey, nz * ex - nx * ez, nx * ey - ny * ex
+        if mx * (cx - ax) + my * (cy - ay) + mz * (cz - az) < 0.0:
+            mx, my, mz = -mx, -my, -mz
+        for k in range(n_out):
+            work[k, :] = out[k, :]
+        n_in = n_out
+        n_out = 0
+        for k in range(n_in):
+            l = (k + 1) % n_in
+            sk = mx * (work[k, 0] - ax) + my * (work[k, 1] - ay) + mz * (work[k, 2] - az)
+            sl = mx * (work[l, 0] - ax) + my * (work[l, 1] - ay) + mz * (work[l, 2] - az)
+            if sk >= 0.0:
+                out[n_out, :] = work[k, :]
+                n_out += 1
+            if (sk >= 0.0) != (sl >= 0.0):
+                t = sk / (sk - sl)
+                for r in range(3):
+                    out[n_out, r] = work[k, r] + t * (work[l, r] - work[k, r])
+                n_out += 1
+    return n_out
+
+
+@njit(**JIT)
+def _clip_segment(segment, clipper, clip_count, nx, ny, nz, out):
+    """The part of a segment inside the prism of the clipper's polygon along n: 0 or 2 points in out."""
+    cx, cy, cz = 0.0, 0.0, 0.0
+    for k in range(clip_count):
+        cx += clipper[k, 0] / clip_count
+        cy += clipper[k, 1] / clip_count
+        cz += clipper[k, 2] / clip_count
+    t0, t1 = 0.0, 1.0
+    for e in range(clip_count):
+        ax, ay, az = clipper[e, 0], clipper[e, 1], clipper[e, 2]
+        f = (e + 1) % clip_count
+        ex, ey, ez = clipper[f, 0] - ax, clipper[f, 1] - ay, clipper[f, 2] - az
+        mx, my, mz = ny * ez - nz * ey, nz * ex - nx * ez, nx * ey - ny * ex
+        if mx * (cx - ax) + my * (cy - ay) + mz * (cz - az) < 0.0:
+            mx, my, mz = -mx, -my, -mz
+        s0 = mx * (segment[0, 0] - ax) + my * (segment[0, 1] - ay) + mz * (segment[0, 2] - az)
+        s1 = mx * (segment[1, 0] - ax) + my * (segment[1, 1] - ay) + mz * (segment[1, 2] - az)
+        if s0 < 0.0 and s1 < 0.0:
+            return 0
+        if s0 < 0.0:
+            t0 = max(t0, s0 / (s0 - s1))
+        elif s1 < 0.0:
+            t1 = min(t1, s0 / (s0 - s1))
+    if t0 > t1:
+        return 0
+    for r in range(3):
+        out[0, r] = segment[0, r] + t0 * (segment[1, r] - segment[0, r])
+        out[1, r] = segment[0, r] + t1 * (segment[1, r] - segment[0, r])
+    return 2
+
+
+@njit(**JIT)
+def reduce_patch(points, depth, count, nx, ny, nz, keep):
+    """Indices (ascending, into keep) of at most PATCH of the points that span the patch; their count."""
+    if count <= PATCH:
+        for k in range(count):
+            keep[k] = k
+        return count
+    first = 0
+    for k in range(count):
+        if depth[k] > depth[first]:
+            first = k
+    second, best = first, -1.0
+    for k in range(count):
+        d = ((points[k, 0] - points[first, 0]) ** 2 + (points[k, 1] - points[first, 1]) ** 2
+             + (points[k, 2] - points[first, 2]) ** 2)
+        if d > best:
+            second, best = k, d
+    ux, uy, uz = points[second, 0] - points[first, 0], points[second, 1] - points[first, 1], \
+        points[second, 2] - points[first, 2]
+    third, best = first, -1.0
+    for k in range(count):
+        area = abs(_cross_along(nx, ny, nz, ux, uy, uz, points[k, 0] - points[first, 0],
+                                points[k, 1] - points[first, 1], points[k, 2] - points[first, 2]))
+        if area > best:
+            third, best = k, area
+    # the triangle counter-clockwise about n; the fourth point lies farthest outside one of its edges
+    corners = np.array([first, second, third])
+    if _cross_along(nx, ny, nz, ux, uy, uz, points[third, 0] - points[first, 0], points[third, 1] - points[first, 1],
+                    points[third, 2] - points[first, 2]) < 0.0:
+        corners[1], corners[2] = third, second
+    fourth, best = -1, 0.0
+    for k in range(count):
+        outside = 0.0
+        for e in range(3):
+            a, b = corners[e], corners[(e + 1) % 3]
+            outside = max(outside, -_cross_along(
+                nx, ny, nz, points[b, 0] - points[a, 0], points[b, 1] - points[a, 1], points[b, 2] - points[a, 2],
+                points[k, 0] - points[a, 0], points[k, 1] - points[a, 1], points[k, 2] - points[a, 2]))
+        if outside > best:
+            fourth, best = k, outside
+    kept = 0
+    for k in range(count):
+        if k == first or k == second or k == third or k == fourth:
+            keep[kept] = k
+            kept += 1
+    return kept
+
+
+@njit(**JIT)
+def pair_patch(kinds, params, hull_vertices, hull_faces, positions, rotations, nx, ny, nz, reach, scratch, out):
+    """Patch of shapes 0 (A) and 1 (B) of a pair along the unit normal n from A to B; count of points.
+
+    out[k] = (x, y, z, depth): the midpoint between the surfaces and the overlap there (positive:
+    overlapping), only points with depth > -reach. 0 when the features do not make a patch (a point
+    meets something, or two segments): the caller keeps its single point. scratch: new_patch_scratch().
+    """
+    feature_a, feature_b, local, clipped, work, depth, keep = scratch
+    count_a = supporting_feature(kinds[0], params[0], hull_vertices, hull_faces, positions[0], rotations[0],
+                                 nx, ny, nz, feature_a, local)
+    count_b = supporting_feature(kinds[1], params[1], hull_vertices, hull_faces, positions[1], rotations[1],
+                                 -nx, -ny, -nz, feature_b, local)
+    if count_a < 2 or count_b < 2 or (count_a == 2 and count_b == 2):
+        return 0
+    # the planes of the supports: A reaches up to height_a along n, B down to height_b
+    height_a = -np.inf
+    for k in range(count_a):
+        height_a = max(height_a, nx * feature_a[k, 0] + ny * feature_a[k, 1] + nz * feature_a[k, 2])
+    height_b = np.inf
+    for k in range(count_b):
+        height_b = min(height_b, nx * feature_b[k, 0] + ny * feature_b[k, 1] + nz * feature_b[k, 2])
+    on_b = True  # whether the clipped points lie on B (else on A)
+    if count_b >= 3 and count_a >= 3:
+        count = _clip_polygon(feature_b, count_b, feature_a, count_a, nx, ny, nz, work, clipped)
+    elif count_b == 2:
+        count = _clip_segment(feature_b, feature_a, count_a, nx, ny, nz, clipped)
+    else:
+        count = _clip_segment(feature_a, feature_b, count_b, nx, ny, nz, clipped)
+        on_b = False
+    kept = 0
+    for k in range(count):
+        height = nx * clipped[k, 0] + ny * clipped[k, 1] + nz * clipped[k, 2]
+        overlap = height_a - height if on_b else height - height_b
+        if overlap > -reach:
+            shift = 0.5 * overlap if on_b else -0.5 * overlap
+            clipped[kept, 0] = clipped[k, 0] + shift * nx
+            clipped[kept, 1] = clipped[k, 1] + shift * ny
+            clipped[kept, 2] = clipped[k, 2] + shift * nz
+            depth[kept] = overlap
+            kept += 1
+    chosen = reduce_patch(clipped, depth, kept, nx, ny, nz, keep)
+    for k in range(chosen):
+        for r in range(3):
+            out[k, r] = clipped[keep[k], r]
+        out[k, 3] = depth[keep[k]]
+    return chosen
+
+
+@njit(**JIT)
+def plane_patch(kind, params, hull_vertices, hull_faces, position, rotation, px, py, pz, nx, ny, nz, reach, scratch,
+                out):
+    """Patch of a shape on the plane through p with unit normal n (into free space); count of points.
+
+    out[k] = (x, y, z, depth) as for pair_patch. Every corner of the shape's supporting feature along -n
+    within the reach of the plane counts.
+    """
+    feature, _, local, points, _, depth, keep = scratch
+    count = supporting_feature(kind, params, hull_vertices, hull_faces, position, rotation, -nx, -ny, -nz, feature,
+                               local)
+    kept = 0
+    for k in range(count):
+        overlap = -(nx * (feature[k, 0] - px) + ny * (feature[k, 1] - py) + nz * (feature[k, 2] - pz))
+        if overlap > -reach:
+            points[kept, 0] = feature[k, 0] + 0.5 * overlap * nx
+            points[kept, 1] = feature[k, 1] + 0.5 * overlap * ny
+            points[kept, 2] = feature[k, 2] + 0.5 * overlap * nz
+            depth[kept] = overlap
+            kept += 1
+    chosen = reduce_patch(points, depth, kept, nx, ny, nz, keep)
+    for k in range(chosen):
+        for r in range(3):
+            out[k, r] = points[keep[k], r]
+        out[k, 3] = depth[keep[k]]
+    return chosen
+
+
+@njit(**JIT)
+def new_patch_scratch():
+    """Scratch for pair_patch and plane_patch: features, local corners, clipped points, depths, choices."""
+    size = 2 * MAX_FEATURE + 2
+    return (np.empty((MAX_FEATURE, 3)), np.empty((MAX_FEATURE, 3)), np.empty((MAX_FEATURE, 3)),
+            np.empty((size, 3)), np.empty((size, 3)), np.empty(size), np.empty(PATCH, dtype=np.int64))
