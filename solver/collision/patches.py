@@ -11,9 +11,9 @@ edges); a segment clips against a polygon; any other pair of features gives
 the single point of the narrow phase. Points whose depth along the normal is
 within the reach are kept, and more than PATCH are reduced as engines do: the
 deepest, the farthest from it, the one spanning the largest triangle with
-them, and the one that adds most area outside that triangle. Points keep the
-order in which their feature lists them, so a resting patch keeps its order
-(and its warm-started impulses) from substep to substep.
+them, and the one that adds most area outside that triangle. The points are
+listed by angle about their centroid from a body axis, so a resting patch
+keeps its order (and its warm-started impulses) from substep to substep.
 """
 import numpy as np
 from numba import njit
@@ -250,7 +250,7 @@ def _clip_segment(segment, clipper, clip_count, nx, ny, nz, out):
 
 @njit(**JIT)
 def reduce_patch(points, depth, count, nx, ny, nz, keep):
-    """Indices (ascending, into keep) of at most PATCH of the points that span the patch; their count."""
+    """Indices (into keep) of at most PATCH of the points that span the patch; their count."""
     if count <= PATCH:
         for k in range(count):
             keep[k] = k
@@ -297,12 +297,45 @@ def reduce_patch(points, depth, count, nx, ny, nz, keep):
 
 
 @njit(**JIT)
+def _order_around(points, keep, count, nx, ny, nz, rotation):
+    """Sort keep[:count] by angle about the points' centroid, from the body axis most across n.
+
+    A resting patch then lists its points in the same order every substep, whichever clipped
+    points stand for its corners, and each keeps its warm-started impulse.
+    """
+    if count < 3:
+        return
+    best, ex, ey, ez = -1.0, 0.0, 0.0, 0.0
+    for k in range(3):
+        ax, ay, az = rotation[0, k], rotation[1, k], rotation[2, k]
+        along = ax * nx + ay * ny + az * nz
+        ax, ay, az = ax - along * nx, ay - along * ny, az - along * nz
+        length = ax * ax + ay * ay + az * az
+        if length > best:
+            best, ex, ey, ez = length, ax, ay, az
+    fx, fy, fz = ny * ez - nz * ey, nz * ex - nx * ez, nx * ey - ny * ex
+    cx, cy, cz = 0.0, 0.0, 0.0
+    for k in range(count):
+        cx += points[keep[k], 0] / count
+        cy += points[keep[k], 1] / count
+        cz += points[keep[k], 2] / count
+    angles = np.empty(count)
+    for k in range(count):
+        px, py, pz = points[keep[k], 0] - cx, points[keep[k], 1] - cy, points[keep[k], 2] - cz
+        angles[k] = np.arctan2(px * fx + py * fy + pz * fz, px * ex + py * ey + pz * ez)
+    order = np.argsort(angles)
+    chosen = keep[:count].copy()
+    for k in range(count):
+        keep[k] = chosen[order[k]]
+
+
+@njit(**JIT)
 def pair_patch(kinds, params, hull_vertices, hull_faces, positions, rotations, nx, ny, nz, reach, scratch, out):
     """Patch of shapes 0 (A) and 1 (B) of a pair along the unit normal n from A to B; count of points.
 
     out[k] = (x, y, z, depth): the midpoint between the surfaces and the overlap there (positive:
-    overlapping), only points with depth > -reach. 0 when the features do not make a patch (a point
-    meets something, or two segments): the caller keeps its single point. scratch: new_patch_scratch().
+    overlapping), only points with depth > -reach. 0 when the features do not make a patch (a point meets
+    something, or two segments): the caller keeps its single point. scratch: new_patch_scratch().
     """
     feature_a, feature_b, local, clipped, work, depth, keep = scratch
     count_a = supporting_feature(kinds[0], params[0], hull_vertices, hull_faces, positions[0], rotations[0],
@@ -338,6 +371,7 @@ def pair_patch(kinds, params, hull_vertices, hull_faces, positions, rotations, n
             depth[kept] = overlap
             kept += 1
     chosen = reduce_patch(clipped, depth, kept, nx, ny, nz, keep)
+    _order_around(clipped, keep, chosen, nx, ny, nz, rotations[0])
     for k in range(chosen):
         for r in range(3):
             out[k, r] = clipped[keep[k], r]
@@ -366,6 +400,7 @@ def plane_patch(kind, params, hull_vertices, hull_faces, position, rotation, px,
             depth[kept] = overlap
             kept += 1
     chosen = reduce_patch(points, depth, kept, nx, ny, nz, keep)
+    _order_around(points, keep, chosen, nx, ny, nz, rotation)
     for k in range(chosen):
         for r in range(3):
             out[k, r] = points[keep[k], r]
