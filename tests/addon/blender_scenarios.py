@@ -162,23 +162,27 @@ def scenario_fit_and_errors(out):
     select_only(sphere)
     res["add_body"] = sorted(bpy.ops.quadric.add_body())
     s = sphere.quadric
-    empty = s.shape_empty
+    display = s.shape_display
+    res["fitted_shape"] = s.fitted_shape
     res["semi_axes"] = list(s.semi_axes)
     res["fit_method"] = s.fit_method
-    # Fitted axes in the object's own frame (columns of the empty's rotation, expressed in object axes).
+    bpy.context.view_layer.update()
+    # Fitted axes in the object's own frame (columns of the display's rotation, expressed in object axes).
     obj_rot = np.array(sphere.matrix_world.to_quaternion().to_matrix())
-    emp_rot = np.array(empty.matrix_world.to_quaternion().to_matrix())
-    res["axes_in_object_frame"] = (obj_rot.T @ emp_rot).tolist()
-    res["empty_center"] = list(empty.matrix_world.translation)
+    display_rot = np.array(display.matrix_world.to_3x3())
+    res["axes_in_object_frame"] = (obj_rot.T @ display_rot).tolist()
+    res["display_center"] = list(display.matrix_world.translation)
     res["object_location"] = list(sphere.location)
-    res["empty_display_type"] = empty.empty_display_type
-    res["empty_parent"] = empty.parent.name if empty.parent else None
+    res["display"] = dict(type=display.type, display_type=display.display_type, selectable=not display.hide_select,
+                          follows=display.constraints[0].target.name, render=not display.hide_render)
 
-    # Editing the shape empty edits the body: scale it up by half along its local axes.
-    empty.scale = tuple(1.5 * x for x in empty.scale)
+    # Editing the semi-axes in the panel edits the body, and its display follows.
+    s.semi_axes = tuple(1.5 * x for x in s.semi_axes)
     conv = mod("convert").build_scene(mod("runtime").get_solver(), bpy.context)
     res["semi_axes_after_edit"] = list(conv.scene.bodies[0]["semi_axes"])
-    empty.scale = tuple(x / 1.5 for x in empty.scale)
+    co = np.array([v.co for v in display.data.vertices])
+    res["display_extent_after_edit"] = (0.5 * np.ptp(co, axis=0)).tolist()
+    s.semi_axes = tuple(x / 1.5 for x in s.semi_axes)
 
     # Bad selections.
     bpy.ops.object.empty_add(location=(5, 5, 5))
@@ -266,7 +270,7 @@ def build_bake_scene():
     pusher.keyframe_insert("location", frame=40)
 
     select_only(ball, brick)
-    bpy.ops.quadric.add_body()
+    bpy.ops.quadric.add_body(shape='ELLIPSOID')
     select_only(pusher)
     bpy.ops.quadric.add_body(body_type='ANIMATED')
     return scene, [ball, brick]
@@ -283,7 +287,7 @@ def keyframe_dump(objs):
 
 
 def evaluated_tracks(scene, objs, binding):
-    """fcurve values at every frame and the shape empties' world matrices, per baked body."""
+    """fcurve values at every frame and the shape displays' world matrices, per baked body."""
     kc = mod("keyframes_compat")
     frames = list(range(scene.frame_start, scene.frame_end + 1))
     res = {}
@@ -295,7 +299,7 @@ def evaluated_tracks(scene, objs, binding):
         res[o.name] = dict(index=b.index, offset_location=list(map(float, b.offset_location)),
                            offset_rotation=list(map(float, b.offset_rotation)), location=loc, rotation=rot,
                            empty_matrix=[])
-        empties[o.name] = o.quadric.shape_empty
+        empties[o.name] = o.quadric.shape_display
     for f in frames:
         scene.frame_set(f)
         for o in objs:
@@ -335,7 +339,7 @@ def scenario_bake(out, blend_path):
     res["pusher_animated"] = []
     for f in range(scene.frame_start, scene.frame_end + 1):
         scene.frame_set(f)
-        res["pusher_animated"].append(list(pusher.quadric.shape_empty.matrix_world.translation))
+        res["pusher_animated"].append(list(pusher.quadric.shape_display.matrix_world.translation))
     res["pusher_baked"] = pusher.quadric.is_baked
     res["rotation_modes_baked"] = {o.name: o.rotation_mode for o in bodies}
 
@@ -667,7 +671,8 @@ def kernel_modules():
 
 def body_centres(names):
     """Each body's ellipsoid centre in world space (re-read by name: undo replaces the objects)."""
-    return {n: list(bpy.data.objects[n].quadric.shape_empty.matrix_world.translation) for n in names}
+    bpy.context.view_layer.update()
+    return {n: list(bpy.data.objects[n].quadric.shape_display.matrix_world.translation) for n in names}
 
 
 def scenario_preflight(out):
@@ -716,7 +721,7 @@ def scenario_check_problems(out):
         bodies[name] = bpy.context.object
     select_only(*bodies.values())
     bpy.ops.quadric.add_body()
-    bodies["Flat"].scale = (1.0, 1.0, 0.0)
+    bodies["Flat"].quadric.semi_axes[2] = 0.0  # a zero axis typed into the panel
     bpy.ops.object.empty_add(location=(1, 0, 2))
     bpy.context.object.name = "Holder"
     bodies["Child"].parent = bpy.context.object
@@ -928,7 +933,7 @@ def scenario_workflow(out):
     res["copied"] = {n: dict(role=made[n].quadric.role, **settings_of(made[n], MATERIAL_FIELDS + ("body_type",)))
                      for n in made}
     res["lamp_role"] = bpy.data.objects["Lamp"].quadric.role
-    res["plain_has_shape"] = made["Plain"].quadric.shape_empty is not None
+    res["plain_has_shape"] = made["Plain"].quadric.shape_display is not None
 
     # a whole collection: its meshes not yet in the simulation become bodies
     pebbles = bpy.data.collections.new("Pebbles")
@@ -979,7 +984,7 @@ def scenario_workflow(out):
     panel = draw_panels([made["Body"]])
     res["panel_remove"] = [e for e in panel if e[0] == "operator_property" and e[1] == "quadric.remove"]
     res["panel"] = panel
-    body_shape = made["Body"].quadric.shape_empty.name
+    body_shape = made["Body"].quadric.shape_display.name
     select_only(made["Plain"])
     with captured_reports() as reports:
         res["remove_body"] = sorted(bpy.ops.quadric.remove(object="Body"))
