@@ -431,6 +431,13 @@ def fit_shape(vertices, triangles, family="AUTO", name="mesh", frames=()):
     """Fit a shape family ('AUTO', 'ELLIPSOID', 'SUPERELLIPSOID', 'BOX', 'CYLINDER', 'CAPSULE' or
     'CONVEX_HULL') to a triangle mesh; ``frames`` are further candidate frames (rotation matrices, e.g. the
     object's axes). Returns a ShapeFit; raises FitError naming the mesh when it has no volume."""
+    if family == "ELLIPSOID":  # one frame, nothing to compare
+        m = _measure(vertices, triangles, name, (), support=False)
+        center, rotation, semi, method, warning = _ellipsoid_parts(m)
+        params = row(ELLIPSOID, semi_axes=semi)
+        shape_volume = volume(ELLIPSOID, params)
+        return ShapeFit(ELLIPSOID, center, rotation, params, m.volume if m.closed else shape_volume, shape_volume,
+                        m.closed, method, warning, score=math.nan)
     m = _measure(vertices, triangles, name, frames)
     fitters = {ELLIPSOID: lambda: _fit_ellipsoid(m), BOX: lambda: _fit_box(m),
                CYLINDER: lambda: _fit_round(m, CYLINDER), CAPSULE: lambda: _fit_round(m, CAPSULE),
