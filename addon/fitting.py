@@ -88,16 +88,14 @@ def mass_properties(vertices, triangles):
     tri = np.asarray(triangles, dtype=np.int64)
     ref = v.mean(axis=0)  # a nearby reference point keeps the sums well conditioned
     a, b, c = (v[tri[:, k]] - ref for k in range(3))
-    vol = np.einsum("ij,ij->i", a, np.cross(b, c)) / 6.0
+    vol = np.sum(a * np.cross(b, c), axis=1) / 6.0
     volume = vol.sum()
     if volume < 0.0:  # inward-facing normals: the same solid, measured with the opposite sign
         vol, volume = -vol, -volume
     s = a + b + c
-    first = (vol[:, None] * s).sum(axis=0) / 4.0
+    first = vol @ s / 4.0
     # Tetrahedron (0, a, b, c): integral of r r^T dV = vol/20 (aa^T + bb^T + cc^T + ss^T).
-    second = np.einsum("i,ij,ik->jk", vol, a, a) + np.einsum("i,ij,ik->jk", vol, b, b)
-    second += np.einsum("i,ij,ik->jk", vol, c, c) + np.einsum("i,ij,ik->jk", vol, s, s)
-    second /= 20.0
+    second = sum((x * vol[:, None]).T @ x for x in (a, b, c, s)) / 20.0
     if volume <= 0.0:
         return 0.0, ref, np.zeros((3, 3))
     centroid_rel = first / volume
