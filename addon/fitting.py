@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .shapes import (BOX, CAPSULE, CYLINDER, ELLIPSOID, EXPONENT_RANGE, FAMILIES, HULL, NAMES, SUPERELLIPSOID,
-                     fibonacci_directions, kind_of, mesh_volume, row, support_values, volume)
+                     fibonacci_directions, kind_of, row, support_values, volume)
 
 SCORE_DIRECTIONS = 256
 FAMILY_ORDER = (ELLIPSOID, BOX, CYLINDER, CAPSULE, SUPERELLIPSOID)  # simplest first; the hull comes last

@@ -702,8 +702,9 @@ class QUADRIC_OT_remove(bpy.types.Operator):
         return {'FINISHED'}
 
 
-CLASSES = (QUADRIC_OT_add_body, QUADRIC_OT_fit_shape, QUADRIC_OT_copy_from_active, QUADRIC_OT_add_collider, QUADRIC_OT_make_rope,
-           QUADRIC_OT_check_scene, QUADRIC_OT_resolve_overlaps, QUADRIC_OT_simulate, QUADRIC_OT_cancel,
+CLASSES = (QUADRIC_OT_add_body, QUADRIC_OT_fit_shape, QUADRIC_OT_copy_from_active, QUADRIC_OT_add_collider,
+           QUADRIC_OT_make_rope, QUADRIC_OT_check_scene, QUADRIC_OT_resolve_overlaps, QUADRIC_OT_simulate,
+           QUADRIC_OT_cancel,
            QUADRIC_OT_clear_bake, QUADRIC_OT_export_scene, QUADRIC_OT_import_recording, QUADRIC_OT_remove)
 
 

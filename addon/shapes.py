@@ -257,7 +257,8 @@ def display_mesh(kind, params, hull=None, hull_faces=None, segments=32, rings=15
     if kind == CAPSULE:
         r, h = p[0], p[1]
         half = rings // 2 + 1  # latitude rings per cap, the equator included
-        eta = np.concatenate([np.linspace(-0.5 * np.pi, 0.0, half + 1)[1:], np.linspace(0.0, 0.5 * np.pi, half + 1)[:-1]])
+        eta = np.concatenate([np.linspace(-0.5 * np.pi, 0.0, half + 1)[1:],
+                              np.linspace(0.0, 0.5 * np.pi, half + 1)[:-1]])
         shift = np.where(np.arange(len(eta)) < half, -h, h)
         rows = [np.stack([r * np.cos(t) * cos_w, r * np.cos(t) * sin_w, np.full(segments, r * np.sin(t) + s)], axis=1)
                 for t, s in zip(eta, shift)]
