@@ -85,8 +85,8 @@ def draw_shape(col, obj):
     family = s.bl_rna.properties["fitted_shape"].enum_items[s.fitted_shape].name
     if s.shape == 'AUTO':
         col.label(text=f"Fitted: {family}", icon='MESH_ICOSPHERE')
-        if s.fit_note:
-            col.label(text=s.fit_note)
+    if s.fit_note:  # Auto's scores, or why the last fit failed
+        col.label(text=s.fit_note)
     for field in SHAPE_FIELDS[s.fitted_shape]:
         col.prop(s, field)
     if s.fitted_shape == 'CONVEX_HULL':
