@@ -1,9 +1,13 @@
 """Blender objects -> solver.Scene, plus the bindings the bake needs to map results back.
 
-Poses are read at the first frame of the simulated range. A body's frame is
-its fitted ellipsoid's principal frame; the offset from the object's origin to
-that frame is kept (in the object's unscaled axes) so the baked object moves
-exactly with its body.
+Poses are read at the first frame of the simulated range. A body's shape is
+what its settings say (addon/body_shape.py), placed at the object's location
+and rotation; ellipsoids go in with add_ellipsoid, the other shapes with
+add_body. The solver's body frame is the shape's frame, except for a convex
+hull, whose body frame is its centre of mass and principal axes (the solver's
+shape_offset); the binding keeps the body frame's offset from the object's
+origin (in the object's unscaled axes), read back from the Scene, so the baked
+object moves exactly with its body whatever the shape.
 """
 from dataclasses import dataclass, field
 
@@ -11,6 +15,8 @@ import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
 from ..solver import rotations
+from . import body_shape, shapes
+from .body_shape import rigid_parts
 from .properties import frame_range
 
 
@@ -22,8 +28,8 @@ class ConvertError(ValueError):
 class BodyBinding:
     object_name: str
     index: int
-    offset_location: np.ndarray   # principal-frame origin in the object's unscaled axes
-    offset_rotation: np.ndarray   # principal-frame rotation relative to the object (w, x, y, z)
+    offset_location: np.ndarray   # the body frame's origin in the object's unscaled axes
+    offset_rotation: np.ndarray   # the body frame's rotation relative to the object (w, x, y, z)
 
 
 @dataclass
@@ -60,12 +66,6 @@ def material_of(solver, obj):
                            spinning_friction=float(s.spinning_friction), restitution=float(s.restitution))
 
 
-def rigid_parts(matrix):
-    """(location, unit quaternion, scale) of a 4x4 world matrix."""
-    loc, rot, scale = matrix.decompose()
-    return np.array(loc), np.array(rot.normalized()), np.array(scale)
-
-
 def initial_matrix_world(obj):
     """The object's world matrix before any bake of ours (the stored originals when baked)."""
     s = obj.quadric
@@ -83,33 +83,47 @@ def initial_matrix_world(obj):
     return Matrix.LocRotScale(Vector(s.orig_location), rot, obj.scale)
 
 
-def body_shape_world(obj, obj_matrix):
-    """(center, quaternion, semi-axes) of a body's ellipsoid in world space for a given object matrix.
-
-    The child Empty is the editable source of truth; without it the stored fit is used.
-    """
-    s = obj.quadric
-    empty = s.shape_empty
-    if empty is not None and empty.parent == obj:
-        em = obj_matrix @ empty.matrix_parent_inverse @ empty.matrix_basis
-        c, q, sc = rigid_parts(em)
-        semi = np.abs(sc) * empty.empty_display_size
-        return c, q, semi
-    t, r, _ = rigid_parts(obj_matrix)
-    c = t + rotations.rotate(r, np.array(s.offset_location))
-    q = rotations.mul(r, np.array(s.offset_rotation) / np.linalg.norm(s.offset_rotation))
-    return c, q, np.array(s.semi_axes)
+def solver_shape(solver, kind, params, hull=None):
+    """The solver's shape value of an add-on shape row (not used for ellipsoids: they keep add_ellipsoid)."""
+    named = shapes.named(kind, params)
+    if kind == shapes.SUPERELLIPSOID:
+        return solver.Superellipsoid(named["semi_axes"], named["exponents"])
+    if kind == shapes.BOX:
+        return solver.Box(named["half_extents"])
+    if kind in (shapes.CYLINDER, shapes.CAPSULE):
+        return (solver.Cylinder if kind == shapes.CYLINDER else solver.Capsule)(named["radius"], named["half_height"])
+    if kind == shapes.HULL:
+        return solver.ConvexHull(hull)
+    return solver.Ellipsoid(named["semi_axes"])
 
 
-def body_mass_kwargs(obj, semi):
+def body_mass_kwargs(obj, kind, params, hull=None, hull_faces=None):
+    """Mass or density for the solver: the mass as given, or the density times the mesh's volume, scaled by
+    the shape's volume over its volume when fitted if the user resized it."""
     s = obj.quadric
     if s.mass_mode == 'MASS':
         return dict(mass=float(s.mass))
-    fitted = np.prod(np.maximum(np.array(s.semi_axes), 1e-12))
     if s.fitted_volume > 0.0:
-        # Mass of the mesh itself (density x mesh volume), scaled if the user resized the shape.
-        return dict(mass=float(s.density * s.fitted_volume * np.prod(semi) / fitted))
+        ratio = 1.0
+        if s.fitted_shape_volume > 0.0:
+            ratio = shapes.volume(kind, params, hull, hull_faces) / s.fitted_shape_volume
+        return dict(mass=float(s.density * s.fitted_volume * ratio))
     return dict(density=float(s.density))
+
+
+def shape_problem(obj, kind, hull):
+    """Why a body's shape cannot be simulated, naming the object and the field; '' if it can."""
+    s = obj.quadric
+    if kind == shapes.HULL:
+        return "" if hull is not None else f"'{obj.name}': its convex hull is missing; fit its shape again"
+    for field in shapes.FIELDS[kind]:
+        value = np.atleast_1d(np.array(getattr(s, field), dtype=np.float64))
+        if field == "exponents" or (np.all(np.isfinite(value)) and value.min() > 0.0):
+            continue
+        if len(value) == 3:
+            return f"'{obj.name}': {field} {tuple(float(f'{x:.4g}') for x in value)} has a zero axis"
+        return f"'{obj.name}': {field} must be positive, got {value[0]:.4g} m"
+    return ""
 
 
 def collider_geometry(obj, kind):
@@ -179,6 +193,8 @@ def simulated_objects(scene):
 def build_scene(solver, context, scene=None):
     """Convert every quadric object of the Blender scene. Raises ConvertError with the object's name."""
     scene = scene or context.scene
+    if context.view_layer is not None:
+        context.view_layer.update()  # world matrices as shown, also after a script's edits
     qs = scene.quadric
     start, end = frame_range(scene)
     frames = end - start + 1
@@ -212,22 +228,24 @@ def build_scene(solver, context, scene=None):
             if s.body_type == 'DYNAMIC' and obj.parent is not None:
                 raise ConvertError(f"'{obj.name}': a dynamic Quadric body cannot have a parent; clear the parent first")
             mat0 = tracks[obj.name][0] if obj.name in tracks else initial_matrix_world(obj)
-            c, q, semi = body_shape_world(obj, mat0)
-            if np.min(semi) <= 0.0:
-                raise ConvertError(f"'{obj.name}': shape has a zero semi-axis {tuple(np.round(semi, 6))}")
-            i = out.add_ellipsoid(semi_axes=tuple(semi), position=tuple(c), orientation=tuple(q),
-                                  velocity=tuple(s.initial_velocity), angular_velocity=tuple(s.initial_angular_velocity),
-                                  material=material_of(solver, obj), fixed=s.body_type == 'STATIC',
-                                  kinematic=s.body_type == 'ANIMATED', name=obj.name, **body_mass_kwargs(obj, semi))
+            i = _add_body(solver, out, obj, mat0)
             body_index[obj.name] = i
+            if body_shape.changed_since_fit(obj):
+                conv.warnings.append(f"'{obj.name}': its mesh or scale changed since its shape was fitted; the "
+                                     f"simulation uses the {describe_shape(obj)} shown (Fit Shape fits it again)")
+            # the body frame (the shape's, or a hull's centre of mass and principal axes) in the object's frame
+            t0, r0, _ = rigid_parts(mat0)
+            off_loc = rotations.rotate(rotations.conj(r0), np.array(out.bodies[i]["position"]) - t0)
+            off_rot = rotations.mul(rotations.conj(r0), np.array(out.bodies[i]["orientation"]))
             if s.body_type == 'ANIMATED':
-                poses = np.array([np.concatenate(body_shape_world(obj, m)[:2]) for m in tracks[obj.name]])
+                rigid = [rigid_parts(m) for m in tracks[obj.name]]
+                loc = np.array([t for t, _, _ in rigid])
+                rot = rotations.make_continuous(np.array([r for _, r, _ in rigid]))
+                poses = np.concatenate([loc + rotations.rotate(rot, np.broadcast_to(off_loc, loc.shape)),
+                                        rotations.mul(rot, np.broadcast_to(off_rot, rot.shape))], axis=1)
                 poses[:, 3:] = rotations.make_continuous(poses[:, 3:])
                 out.set_kinematic_track(i, times, poses)
             elif s.body_type == 'DYNAMIC':
-                t0, r0, _ = rigid_parts(mat0)
-                off_loc = rotations.rotate(rotations.conj(r0), c - t0)
-                off_rot = rotations.mul(rotations.conj(r0), q)
                 conv.bodies.append(BodyBinding(obj.name, i, off_loc, off_rot))
         for obj in colliders:
             _add_collider(solver, out, obj)
@@ -237,6 +255,27 @@ def build_scene(solver, context, scene=None):
         if scene.frame_current != current:
             scene.frame_set(current)
     return conv
+
+
+def describe_shape(obj):
+    return shapes.NAMES[shapes.kind_of(obj.quadric.fitted_shape)]
+
+
+def _add_body(solver, out, obj, mat0):
+    """Add one body at its object's matrix; returns its index. Raises ConvertError naming the object."""
+    s = obj.quadric
+    kind, params, hull, faces = body_shape.shape_of(obj)
+    problem = shape_problem(obj, kind, hull)
+    if problem:
+        raise ConvertError(problem)
+    c, q = body_shape.shape_pose(obj, mat0)
+    common = dict(position=tuple(c), orientation=tuple(q), velocity=tuple(s.initial_velocity),
+                  angular_velocity=tuple(s.initial_angular_velocity), material=material_of(solver, obj),
+                  fixed=s.body_type == 'STATIC', kinematic=s.body_type == 'ANIMATED', name=obj.name,
+                  **body_mass_kwargs(obj, kind, params, hull, faces))
+    if kind == shapes.ELLIPSOID:
+        return out.add_ellipsoid(semi_axes=tuple(params[:3]), **common)
+    return out.add_body(solver_shape(solver, kind, params, hull), **common)
 
 
 def _rope_anchor_objects(ropes, bodies):
@@ -269,10 +308,22 @@ def _add_collider(solver, out, obj):
                               name=obj.name, rotation=tuple(g["rotation"]))
 
 
+def _body_size(body):
+    """A body's mean half-width from its Scene entry, whatever its shape."""
+    if "semi_axes" in body:
+        return float(np.mean(body["semi_axes"]))
+    if "half_extents" in body:
+        return float(np.mean(body["half_extents"]))
+    if "points" in body:
+        return float(np.mean(np.ptp(np.array(body["points"]), axis=0))) / 2.0
+    capsule = body["radius"] if body["shape"] == "capsule" else 0.0
+    return (2.0 * body["radius"] + body["half_height"] + capsule) / 3.0
+
+
 def _nearest_body(out, point):
     best, best_d = None, np.inf
     for i, b in enumerate(out.bodies):
-        d = np.linalg.norm(np.array(b["position"]) - point) - float(np.mean(b["semi_axes"]))
+        d = np.linalg.norm(np.array(b["position"]) - point) - _body_size(b)
         if d < best_d:
             best, best_d = i, d
     return best

@@ -4,15 +4,12 @@ import os
 import time
 
 import bpy
-import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
-from mathutils import Matrix, Quaternion, Vector
 
-from ..solver import rotations
-from . import bake, convert, fitting, preflight, rope_rig, runtime
+from . import bake, body_shape, convert, fitting, preflight, rope_rig, runtime, shapes
 from .job import SimulationJob
-from .properties import BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, end_mode_property
+from .properties import BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, SHAPE_ITEMS, end_mode_property
 
 # The one running modal simulation (the panel and status bar read it).
 active_job = None
@@ -29,59 +26,18 @@ def _report_problems(op, problems, done):
 
 
 # --------------------------------------------------------------------------- bodies
-def mesh_triangles_world(context, obj):
-    depsgraph = context.evaluated_depsgraph_get()
-    ev = obj.evaluated_get(depsgraph)
-    mesh = ev.to_mesh()
-    try:
-        mesh.calc_loop_triangles()
-        co = np.empty(3 * len(mesh.vertices))
-        mesh.vertices.foreach_get("co", co)
-        tri = np.empty(3 * len(mesh.loop_triangles), dtype=np.int32)
-        mesh.loop_triangles.foreach_get("vertices", tri)
-    finally:
-        ev.to_mesh_clear()
-    mw = np.array(obj.matrix_world)
-    co = co.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3]
-    return co, tri.reshape(-1, 3)
-
-
-def ensure_shape_empty(obj, center, rotation_q, semi_axes):
-    """Child Empty (display Sphere) scaled to the semi-axes; the user may edit it to change the shape."""
+def make_body(context, obj, body_type='DYNAMIC', shape=None):
+    """Fit a mesh object's shape (``shape``: a family or 'AUTO'; default: its Shape setting) and mark it as a
+    body. Returns the fit's warning or ''."""
+    found = body_shape.fit(context, obj, shape)
     s = obj.quadric
-    empty = s.shape_empty
-    if empty is None or empty.name not in bpy.data.objects:
-        empty = bpy.data.objects.new(obj.name + " Shape", None)
-        for coll in obj.users_collection:
-            coll.objects.link(empty)
-        s.shape_empty = empty
-    empty.empty_display_type = 'SPHERE'
-    empty.empty_display_size = 1.0
-    empty.hide_render = True
-    empty.parent = obj
-    empty.matrix_parent_inverse = obj.matrix_world.inverted_safe()
-    empty.matrix_basis = Matrix.LocRotScale(Vector(center), Quaternion(rotation_q), Vector(semi_axes))
-    return empty
-
-
-def make_body(context, obj, body_type='DYNAMIC'):
-    """Fit the ellipsoid of a mesh object and mark it as a quadric body. Returns a warning or ''."""
-    if obj.type != 'MESH':
-        raise fitting.FitError(f"'{obj.name}' is not a mesh (it is {obj.type.lower()}); only meshes can become bodies")
-    co, tri = mesh_triangles_world(context, obj)
-    fit = fitting.fit_ellipsoid(co, tri, name=obj.name)
-    q_fit = rotations.from_matrix(fit.rotation)
-    t0, r0, _ = convert.rigid_parts(obj.matrix_world)
-    s = obj.quadric
-    s.role = 'BODY'
-    s.body_type = body_type
-    s.semi_axes = fit.semi_axes
-    s.fitted_volume = fit.volume
-    s.fit_method = fit.method
-    s.offset_location = rotations.rotate(rotations.conj(r0), fit.center - t0)
-    s.offset_rotation = rotations.mul(rotations.conj(r0), q_fit)
-    ensure_shape_empty(obj, fit.center, q_fit, fit.semi_axes)
-    return fit.warning
+    with body_shape.quiet():
+        s.role = 'BODY'
+        s.body_type = body_type
+        if shape is not None:
+            s.shape = shape
+    body_shape.apply_fit(obj, found)
+    return found.warning
 
 
 def rope_rig_of(obj):
@@ -92,16 +48,16 @@ def rope_rig_of(obj):
     return None
 
 
-def is_shape_empty(obj):
-    return obj.parent is not None and obj.parent.quadric.shape_empty == obj
+def is_shape_display(obj):
+    return body_shape.display_owner(obj) is not None
 
 
-def fit_bodies(op, context, objs, body_type):
+def fit_bodies(op, context, objs, body_type, shape=None):
     """make_body on each object, reporting the fits' warnings; returns (bodies made, why the others failed)."""
     fitted, problems = [], []
     for obj in objs:
         try:
-            warning = make_body(context, obj, body_type)
+            warning = make_body(context, obj, body_type, shape)
         except fitting.FitError as exc:
             problems.append(str(exc))
             continue
@@ -111,15 +67,24 @@ def fit_bodies(op, context, objs, body_type):
     return fitted, problems
 
 
+def describe_fit(obj):
+    """'box', or 'box (auto)': what a body was fitted with, for reports."""
+    s = obj.quadric
+    family = shapes.NAMES[shapes.kind_of(s.fitted_shape)]
+    return f"{family} (auto)" if s.shape == 'AUTO' else family
+
+
 class QUADRIC_OT_add_body(bpy.types.Operator):
-    """Make the selected meshes (or every mesh of a collection) quadric bodies: fit each one's
-    inertia-equivalent ellipsoid"""
+    """Make the selected meshes (or every mesh of a collection) quadric bodies: fit each one's shape (Auto: the
+    simplest shape that matches the mesh)"""
     bl_idname = "quadric.add_body"
     bl_label = "Add Quadric Body"
     bl_options = {'REGISTER', 'UNDO'}
 
     body_type: EnumProperty(name="Type", items=BODY_TYPE_ITEMS, default='DYNAMIC',
                             description="Dynamic bodies move, static ones stay, animated ones follow their keyframes")
+    shape: EnumProperty(name="Shape", items=SHAPE_ITEMS, default='AUTO',
+                        description="The collision shape to fit to each mesh")
     use_collection: BoolProperty(name="Whole Collection", default=False,
                                  description="Add every mesh of a collection (and of its child collections) that is "
                                              "not yet in the simulation, instead of the selected objects")
@@ -133,7 +98,7 @@ class QUADRIC_OT_add_body(bpy.types.Operator):
     def _targets(self, context):
         """(objects to fit, how many were passed over, where they came from); None after reporting why not."""
         if not self.use_collection:
-            return [o for o in _selected(context) if not is_shape_empty(o)], 0, "selection"
+            return [o for o in _selected(context) if not is_shape_display(o)], 0, "selection"
         if self.collection:
             coll = bpy.data.collections.get(self.collection)
             if coll is None:
@@ -141,7 +106,8 @@ class QUADRIC_OT_add_body(bpy.types.Operator):
                 return None
         else:
             coll = context.view_layer.active_layer_collection.collection
-        objs = [o for o in coll.all_objects if o.type == 'MESH' and rope_rig_of(o) is None]
+        objs = [o for o in coll.all_objects if o.type == 'MESH' and rope_rig_of(o) is None
+                and not is_shape_display(o)]
         new = [o for o in objs if o.quadric.role == 'NONE']
         return new, len(objs) - len(new), f"collection '{coll.name}'"
 
@@ -156,13 +122,53 @@ class QUADRIC_OT_add_body(bpy.types.Operator):
         if not objs:
             self.report({'ERROR'}, "select one or more mesh objects to make quadric bodies")
             return {'CANCELLED'}
-        fitted, problems = fit_bodies(self, context, objs, self.body_type)
+        fitted, problems = fit_bodies(self, context, objs, self.body_type, self.shape)
         done = len(fitted)
         _report_problems(self, problems, done)
         if not done:
             return {'CANCELLED'}
         skipped = f"; {passed_over} already in the simulation" if passed_over else ""
-        self.report({'INFO'}, f"{done} quadric bod{'y' if done == 1 else 'ies'} added from the {source}{skipped}")
+        shown = ", ".join(f"'{o.name}' {describe_fit(o)}" for o in fitted[:5]) + (", ..." if done > 5 else "")
+        self.report({'INFO'}, f"{done} quadric bod{'y' if done == 1 else 'ies'} added from the {source}{skipped}: "
+                              f"{shown}")
+        return {'FINISHED'}
+
+
+class QUADRIC_OT_fit_shape(bpy.types.Operator):
+    """Fit the shape of the selected bodies to their meshes again, with each one's Shape setting (after scaling
+    the object or editing its mesh)"""
+    bl_idname = "quadric.fit_shape"
+    bl_label = "Fit Shape"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    object: StringProperty(name="Object", description="The body to fit (the panel passes the one it shows); "
+                                                      "empty: the selected bodies")
+
+    def execute(self, context):
+        if self.object:
+            obj = bpy.data.objects.get(self.object)
+            objs = [obj] if obj is not None else []
+        else:
+            objs = _selected(context)
+        bodies = [o for o in objs if o.quadric.role == 'BODY']
+        if not bodies:
+            self.report({'ERROR'}, "select one or more quadric bodies to fit their shapes again")
+            return {'CANCELLED'}
+        problems, done = [], []
+        for obj in bodies:
+            try:
+                found = body_shape.fit(context, obj)
+            except fitting.FitError as exc:
+                problems.append(str(exc))
+                continue
+            body_shape.apply_fit(obj, found)
+            if found.warning:
+                self.report({'WARNING'}, found.warning)
+            done.append(obj)
+        _report_problems(self, problems, len(done))
+        if not done:
+            return {'CANCELLED'}
+        self.report({'INFO'}, "fitted " + ", ".join(f"'{o.name}' as {describe_fit(o)}" for o in done))
         return {'FINISHED'}
 
 
@@ -187,7 +193,7 @@ class QUADRIC_OT_copy_from_active(bpy.types.Operator):
         targets = []
         for obj in _selected(context):
             obj = rope_rig_of(obj) or obj
-            if obj != source and not is_shape_empty(obj) and obj not in targets:
+            if obj != source and not is_shape_display(obj) and obj not in targets:
                 targets.append(obj)
         plain = [o for o in targets if o.quadric.role == 'NONE' and o.type == 'MESH'] if role == 'BODY' else []
         made, skipped = fit_bodies(self, context, plain, src.body_type)
@@ -657,15 +663,14 @@ def remove_from_simulation(obj):
         return f"removed rope '{name}' (its rig and mesh){shown}"
     baked = bake.clear_bake(obj)
     parts = ["cleared its bake"] if baked else []
-    if s.shape_empty is not None:
-        bpy.data.objects.remove(s.shape_empty)
-        parts.append("deleted its shape empty")
+    if body_shape.remove_display(obj):
+        parts.append("deleted its shape display")
     s.role = 'NONE'
     return f"took {role.lower()} '{obj.name}' out of the simulation" + (f" ({', '.join(parts)})" if parts else "")
 
 
 class QUADRIC_OT_remove(bpy.types.Operator):
-    """Take this object out of the simulation: a body loses its bake and shape empty, a rope's rig is deleted
+    """Take this object out of the simulation: a body loses its bake and shape display, a rope's rig is deleted
     and its curve shown again"""
     bl_idname = "quadric.remove"
     bl_label = "Remove from Simulation"
@@ -697,8 +702,9 @@ class QUADRIC_OT_remove(bpy.types.Operator):
         return {'FINISHED'}
 
 
-CLASSES = (QUADRIC_OT_add_body, QUADRIC_OT_copy_from_active, QUADRIC_OT_add_collider, QUADRIC_OT_make_rope,
-           QUADRIC_OT_check_scene, QUADRIC_OT_resolve_overlaps, QUADRIC_OT_simulate, QUADRIC_OT_cancel,
+CLASSES = (QUADRIC_OT_add_body, QUADRIC_OT_fit_shape, QUADRIC_OT_copy_from_active, QUADRIC_OT_add_collider,
+           QUADRIC_OT_make_rope, QUADRIC_OT_check_scene, QUADRIC_OT_resolve_overlaps, QUADRIC_OT_simulate,
+           QUADRIC_OT_cancel,
            QUADRIC_OT_clear_bake, QUADRIC_OT_export_scene, QUADRIC_OT_import_recording, QUADRIC_OT_remove)
 
 

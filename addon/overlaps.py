@@ -1,4 +1,4 @@
-"""Overlaps of ellipsoid bodies with each other and with static colliders, in plain numpy (no bpy, no numba).
+"""Overlaps of bodies with each other and with static colliders, in plain numpy (no bpy, no numba).
 
 The add-on's pre-flight check (addon/preflight.py) runs this before anything
 compiles, so it must not import the solver's kernels. It uses the solver's own
@@ -21,10 +21,32 @@ definitions (solver/collision/narrowphase.py, solver/collision/driver.py):
 
 Broad phase: bounding spheres (the largest semi-axis), swept along the axis in
 which the centres spread most.
+
+Bodies of the other shapes (``Shapes``, addon/shapes.py) use the same signed
+depth written with support functions, depth = min over unit n of
+f(n) = h_A(n) + h_B(-n) - (c_B - c_A).n (for an ellipsoid h(n) = sqrt(n'M n)):
+
+* against a plane or a box container's wall it is exact: h of the body along
+  the wall's inward normal, its support point the deepest point; a box resting
+  on a plane has depth 0;
+* against a tube, the best of TUBE_SAMPLES radial directions: a lower bound of
+  the depth, so what is reported is certain (a slight overlap may go unseen);
+* body pairs with a member that is not an ellipsoid are reported only when
+  the depth is proven beyond the tolerance: f is Lipschitz on the sphere with
+  L = R_A + R_B + |c_B - c_A| (R: bounding radii), so on a spherical triangle
+  of circumradius rho around a direction c, f >= f(c) - L rho. Triangles of an
+  icosahedron, subdivided where that bound does not clear the tolerance,
+  either all clear it (an overlap: its depth is the least f found, within
+  L rho above the true one) or some f(c) is within it (no overlap to report).
+  A pair still undecided after CERTIFY_LEVELS subdivisions, or with more than
+  CERTIFY_CELLS triangles, is not reported: the solver's own check, when the
+  simulation starts, has the last word on such borderline cases.
 """
 from typing import NamedTuple
 
 import numpy as np
+
+from .shapes import ELLIPSOID, HULL, bounding_radius, support_points, support_values
 
 # Simulation(overlap_tolerance=...)'s default in the solver: initial overlaps deeper than this fraction of
 # the smaller body's smallest semi-axis are refused (tests/addon/test_overlaps.py checks they agree).
@@ -36,6 +58,9 @@ NEWTON_MAX_ITERATIONS = 50
 NEWTON_CONVERGED_STEP = 1e-6
 NEWTON_MAX_HALVINGS = 40
 TUBE_SAMPLES = 32
+TUBE_SAMPLES_OTHER = 256  # radial directions tried for bodies that are not ellipsoids (a lower bound)
+CERTIFY_LEVELS = 10       # subdivisions of the icosahedron's triangles for pairs with other shapes
+CERTIFY_CELLS = 20000     # triangles per pair, at most
 TUBE_NEWTON_ITERATIONS = 30
 SEPARATE_PASSES = 200
 # Candidate pairs are generated in blocks of about this many, to bound memory for large scenes.
@@ -79,6 +104,59 @@ def statics(planes=(), boxes=(), tubes=()):
     s = len(rows)
     return Statics(column(0, (s,), np.int64), column(1, (s, 3)), column(2, (s, 3)), column(3, (s, 3)),
                    column(4, (s, 3)), column(5, (s, 2)), column(6, (s,), np.int64))
+
+
+class Shapes(NamedTuple):
+    """Each body's shape (addon/shapes.py): kinds (N,), parameter rows (N, 5), and per body its hull's vertices
+    (V, 3) in its frame, or None."""
+    kinds: np.ndarray
+    params: np.ndarray
+    hulls: tuple
+
+
+def ellipsoids(semi_axes):
+    """Shapes of ellipsoid bodies with the given semi-axes (N, 3)."""
+    semi_axes = np.asarray(semi_axes, dtype=np.float64).reshape(-1, 3)
+    params = np.zeros((len(semi_axes), 5))
+    params[:, :3] = semi_axes
+    return Shapes(np.full(len(semi_axes), ELLIPSOID, dtype=np.int64), params, (None,) * len(semi_axes))
+
+
+def _all_ellipsoids(shapes):
+    return shapes is None or bool(np.all(shapes.kinds == ELLIPSOID))
+
+
+def bounding_radii(semi_axes, shapes=None):
+    """Radius of a ball about each body's centre that holds it (broad phase)."""
+    if shapes is None:
+        return np.asarray(semi_axes, dtype=np.float64).reshape(-1, 3).max(axis=1)
+    if _all_ellipsoids(shapes):
+        return shapes.params[:, :3].max(axis=1)
+    return np.array([bounding_radius(k, p, h) for k, p, h in zip(shapes.kinds, shapes.params, shapes.hulls)])
+
+
+def support_world(shapes, bodies, rotation, directions):
+    """Support values (P, K) and points (P, K, 3), relative to each body's centre, of bodies (P,) turned by
+    rotation (P, 3, 3) along world directions (P, K, 3)."""
+    local = np.einsum("pji,pkj->pki", rotation, directions)
+    values = np.empty(local.shape[:2])
+    points = np.empty(local.shape)
+    kinds = shapes.kinds[bodies]
+    for kind in np.unique(kinds):
+        rows = np.flatnonzero(kinds == kind)
+        if kind == HULL:
+            for body in np.unique(bodies[rows]):
+                same = rows[bodies[rows] == body]
+                hull = np.asarray(shapes.hulls[body], dtype=np.float64)
+                along = local[same] @ hull.T
+                best = np.argmax(along, axis=-1)
+                values[same] = np.take_along_axis(along, best[..., None], axis=-1)[..., 0]
+                points[same] = hull[best]
+        else:
+            params = shapes.params[bodies[rows]][:, None, :]
+            values[rows] = support_values(kind, params, local[rows])
+            points[rows] = support_points(kind, params, local[rows])
+    return values, np.einsum("pij,pkj->pki", rotation, points)
 
 
 class Overlaps(NamedTuple):
@@ -229,6 +307,120 @@ def ellipsoid_pair_depths(centers, rotation, semi_axes, a, b):
     return _cold_start_depths(m[a], m[b], d, rot[a], rot[b])
 
 
+def _icosahedron_triangles():
+    """The 80 triangles (80, 3, 3) of an icosahedron whose faces are split in four, on the unit sphere."""
+    t = (1.0 + 5.0 ** 0.5) / 2.0
+    v = np.array([[-1, t, 0], [1, t, 0], [-1, -t, 0], [1, -t, 0], [0, -1, t], [0, 1, t], [0, -1, -t], [0, 1, -t],
+                  [t, 0, -1], [t, 0, 1], [-t, 0, -1], [-t, 0, 1]], dtype=np.float64)
+    v /= np.linalg.norm(v, axis=1)[:, None]
+    f = [(0, 11, 5), (0, 5, 1), (0, 1, 7), (0, 7, 10), (0, 10, 11), (1, 5, 9), (5, 11, 4), (11, 10, 2), (10, 7, 6),
+         (7, 1, 8), (3, 9, 4), (3, 4, 2), (3, 2, 6), (3, 6, 8), (3, 8, 9), (4, 9, 5), (2, 4, 11), (6, 2, 10),
+         (8, 6, 7), (9, 8, 1)]
+    return _subdivide(v[np.array(f)])
+
+
+def _subdivide(cells):
+    """Each spherical triangle (C, 3, 3) split in four at its edges' midpoints (on the sphere)."""
+    v0, v1, v2 = cells[:, 0], cells[:, 1], cells[:, 2]
+    m01, m12, m20 = (x / np.linalg.norm(x, axis=1)[:, None] for x in (v0 + v1, v1 + v2, v2 + v0))
+    return np.concatenate([np.stack(c, axis=1) for c in ((v0, m01, m20), (v1, m12, m01), (v2, m20, m12),
+                                                         (m01, m12, m20))])
+
+
+def _gaps(centers, rotation, shapes, a, b, n):
+    """f(n) = h_A(n) + h_B(-n) - (c_B - c_A).n for pairs (a, b) (P,) and directions n (P, K, 3): (P, K)."""
+    ha, _ = support_world(shapes, a, rotation[a], n)
+    hb, _ = support_world(shapes, b, rotation[b], -n)
+    return ha + hb - np.einsum("pi,pki->pk", centers[b] - centers[a], n)
+
+
+def certified_pair_depths(centers, rotation, shapes, a, b, threshold):
+    """Depth and normal (A to B) of pairs of any shapes, and whether it is proven beyond ``threshold``.
+
+    Returns (depth (P,): the least f found, an upper bound; normal (P, 3); status (P,): 1 proven deeper than
+    the threshold, 0 proven within it, -1 undecided). See the module docstring.
+    """
+    centers = np.asarray(centers, dtype=np.float64)
+    rotation = np.asarray(rotation, dtype=np.float64)
+    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    count = len(a)
+    d = centers[b] - centers[a]
+    dist = np.linalg.norm(d, axis=1)
+    # first the centre line and both bodies' axes (towards B): resting and clear pairs end here
+    line = np.where(dist[:, None] > 0.0, d / np.maximum(dist, 1e-300)[:, None], np.array([0.0, 0.0, 1.0]))
+    axes = np.concatenate([rotation[a], rotation[b]], axis=2).transpose(0, 2, 1)  # (P, 6, 3)
+    axes = np.where((np.einsum("pki,pi->pk", axes, d) < 0.0)[..., None], -axes, axes)
+    probes = np.concatenate([line[:, None], axes], axis=1)
+    f = _gaps(centers, rotation, shapes, a, b, probes)
+    best = np.argmin(f, axis=1)
+    depth = f[np.arange(count), best]
+    normal = probes[np.arange(count), best]
+    status = np.where(depth <= threshold, 0, -1)
+    radius = bounding_radii(None, shapes)
+    lipschitz = radius[a] + radius[b] + dist
+    base = _icosahedron_triangles()
+    pending = np.flatnonzero(status == -1)
+    cells = np.tile(base, (len(pending), 1, 1))
+    owner = np.repeat(pending, len(base))
+    for level in range(CERTIFY_LEVELS + 1):
+        if not owner.size:
+            break
+        c = cells.sum(axis=1)
+        c /= np.linalg.norm(c, axis=1)[:, None]
+        rho = np.arccos(np.clip(np.einsum("ci,cki->ck", c, cells).min(axis=1), -1.0, 1.0))
+        fc = np.empty(len(c))
+        for start in range(0, len(c), PAIR_BLOCK // 16):
+            part = slice(start, start + PAIR_BLOCK // 16)
+            fc[part] = _gaps(centers, rotation, shapes, a[owner[part]], b[owner[part]], c[part, None])[:, 0]
+        order = np.lexsort((fc, owner))
+        first = order[np.concatenate([[True], owner[order][1:] != owner[order][:-1]])]
+        better = fc[first] < depth[owner[first]]
+        depth[owner[first[better]]] = fc[first[better]]
+        normal[owner[first[better]]] = c[first[better]]
+        status[owner[first][depth[owner[first]] <= threshold[owner[first]]]] = 0
+        keep = (status[owner] == -1) & (fc - lipschitz[owner] * rho <= threshold[owner])
+        alive = np.unique(owner[status[owner] == -1])
+        status[np.setdiff1d(alive, owner[keep])] = 1  # every triangle clears the threshold: proven
+        cells, owner = cells[keep], owner[keep]
+        if level == CERTIFY_LEVELS:
+            break
+        crowded = np.flatnonzero(np.bincount(owner, minlength=count) * 4 > CERTIFY_CELLS)
+        if crowded.size:
+            drop = np.isin(owner, crowded)
+            cells, owner = cells[~drop], owner[~drop]
+        cells, owner = _subdivide(cells), np.tile(owner, 4)
+    proven = np.flatnonzero(status == 1)
+    if proven.size:
+        depth[proven], normal[proven] = _descend(centers, rotation, shapes, a[proven], b[proven], depth[proven],
+                                                 normal[proven])
+    return depth, normal, status
+
+
+def _descend(centers, rotation, shapes, a, b, f, n, first_step=0.05, last_step=1e-7, passes=200):
+    """Pattern search for the least f on the sphere from n, for all pairs at once: try eight steps around
+    each normal in its tangent plane, move to the best that lowers f, else halve the step."""
+    t1, t2 = tangent_basis(n)
+    step = np.full(len(n), first_step)
+    angles = 2.0 * np.pi * np.arange(8) / 8.0
+    live = np.arange(len(n))
+    for _ in range(passes):
+        if not live.size:
+            break
+        around = (np.cos(angles)[None, :, None] * t1[live, None] + np.sin(angles)[None, :, None] * t2[live, None])
+        trial = n[live, None] + step[live, None, None] * around
+        trial /= np.linalg.norm(trial, axis=2)[..., None]
+        ft = _gaps(centers, rotation, shapes, a[live], b[live], trial)
+        best = np.argmin(ft, axis=1)
+        lower = ft[np.arange(live.size), best] < f[live] - 1e-12 * np.abs(f[live])
+        moved = live[lower]
+        n[moved] = trial[np.flatnonzero(lower), best[lower]]
+        f[moved] = ft[np.flatnonzero(lower), best[lower]]
+        t1[moved], t2[moved] = tangent_basis(n[moved])
+        step[live[~lower]] *= 0.5
+        live = live[step[live] >= last_step]
+    return f, n
+
+
 def candidate_pairs(centers, radii, pad=0.0):
     """Pairs (a < b) whose bounding spheres (radii + pad / 2 each) touch: sort and sweep along one axis."""
     c = np.asarray(centers, dtype=np.float64)
@@ -268,14 +460,22 @@ def candidate_pairs(centers, radii, pad=0.0):
     return a[order], b[order]
 
 
-def pair_overlaps(centers, rotation, semi_axes, a, b, tolerance=OVERLAP_TOLERANCE):
+def pair_overlaps(centers, rotation, semi_axes, a, b, tolerance=OVERLAP_TOLERANCE, shapes=None):
     """Of the body pairs (a, b), those overlapping by more than ``tolerance`` times the smaller body's
-    smallest semi-axis."""
+    smallest semi-axis (its smallest half-width, for the other shapes); pairs with a member that is not an
+    ellipsoid only where that is proven (certified_pair_depths)."""
     centers = np.asarray(centers, dtype=np.float64)
     semi_axes = np.asarray(semi_axes, dtype=np.float64)
     rot = np.asarray(rotation, dtype=np.float64)
     smallest = semi_axes.min(axis=1)
     threshold = tolerance * np.minimum(smallest[a], smallest[b])
+    if not _all_ellipsoids(shapes):
+        both = (shapes.kinds[a] == ELLIPSOID) & (shapes.kinds[b] == ELLIPSOID)
+        first = pair_overlaps(centers, rot, semi_axes, a[both], b[both], tolerance)
+        oa, ob = a[~both], b[~both]
+        depth, normal, status = certified_pair_depths(centers, rot, shapes, oa, ob, threshold[~both])
+        proven = status == 1
+        return _joined(first, Overlaps(oa[proven], ob[proven], depth[proven], normal[proven]))
     ma, mb = shape_matrices(rot[a], semi_axes[a]), shape_matrices(rot[b], semi_axes[b])
     d = centers[b] - centers[a]
     # the width gap along the centre line bounds the depth from above: most touching pairs end here
@@ -288,10 +488,10 @@ def pair_overlaps(centers, rotation, semi_axes, a, b, tolerance=OVERLAP_TOLERANC
     return Overlaps(a[deep], b[deep], depth[deep], normal[deep])
 
 
-def body_overlaps(centers, rotation, semi_axes, tolerance=OVERLAP_TOLERANCE):
+def body_overlaps(centers, rotation, semi_axes, tolerance=OVERLAP_TOLERANCE, shapes=None):
     """Body pairs overlapping by more than ``tolerance`` times the smaller body's smallest semi-axis."""
-    a, b = candidate_pairs(centers, np.asarray(semi_axes, dtype=np.float64).max(axis=1))
-    return pair_overlaps(centers, rotation, semi_axes, a, b, tolerance)
+    a, b = candidate_pairs(centers, bounding_radii(semi_axes, shapes))
+    return pair_overlaps(centers, rotation, semi_axes, a, b, tolerance, shapes)
 
 
 def _tube_reach(r1, r2, qa, qb, qc, phi):
@@ -356,11 +556,26 @@ def tube_depths(centers, shapes, tube_center, axis, radius):
     return best - radius, w, c + mw / sw[:, None]
 
 
-def static_overlaps(centers, rotation, semi_axes, colliders, movable, tolerance=OVERLAP_TOLERANCE):
-    """Movable bodies deeper than ``tolerance`` times their smallest semi-axis in a static collider.
+def _reach_along(forms, shapes, bodies, rotation, direction):
+    """Support values (K,) and points (K, 3) relative to the centres of bodies (K,) along world directions
+    (K, 3): the ellipsoids' from their shape matrices (forms), the other shapes' from addon/shapes.py."""
+    mn, sn = _form(forms, direction)
+    points = mn / sn[:, None]
+    if not _all_ellipsoids(shapes):
+        other = np.flatnonzero(shapes.kinds[bodies] != ELLIPSOID)
+        if other.size:
+            value, point = support_world(shapes, bodies[other], rotation[other], direction[other, None])
+            sn[other], points[other] = value[:, 0], point[:, 0]
+    return sn, points
+
+
+def static_overlaps(centers, rotation, semi_axes, colliders, movable, tolerance=OVERLAP_TOLERANCE, shapes=None):
+    """Movable bodies deeper than ``tolerance`` times their smallest semi-axis (half-width) in a static collider.
 
     Planes, walls and tubes follow the solver's rules (solver/collision/driver.py:_static_contact); the
-    normal points from the collider towards the body (the direction that frees it).
+    normal points from the collider towards the body (the direction that frees it). Against planes and walls
+    every shape's depth is exact; in a tube, bodies that are not ellipsoids get a lower bound (the module
+    docstring).
     """
     centers = np.asarray(centers, dtype=np.float64)
     semi_axes = np.asarray(semi_axes, dtype=np.float64)
@@ -368,10 +583,12 @@ def static_overlaps(centers, rotation, semi_axes, colliders, movable, tolerance=
     out_a, out_b, out_depth, out_normal = [], [], [], []
     if not bodies.size or not len(colliders.kind):
         return Overlaps(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 3)))
-    shapes = shape_matrices(np.asarray(rotation, dtype=np.float64)[bodies], semi_axes[bodies])
+    rot = np.asarray(rotation, dtype=np.float64)[bodies]
+    forms = shape_matrices(rot, semi_axes[bodies])
     c = centers[bodies]
     threshold = tolerance * semi_axes[bodies].min(axis=1)
-    bounding = semi_axes[bodies].max(axis=1)
+    bounding = bounding_radii(semi_axes, shapes)[bodies]
+    ellipsoid = np.ones(len(bodies), dtype=bool) if _all_ellipsoids(shapes) else shapes.kinds[bodies] == ELLIPSOID
     for s in range(len(colliders.kind)):
         kind, point, normal = colliders.kind[s], colliders.point[s], colliders.normal[s]
         rel = c - point
@@ -381,17 +598,22 @@ def static_overlaps(centers, rotation, semi_axes, colliders, movable, tolerance=
             radial = np.sqrt(np.maximum(np.einsum("ki,ki->k", rel, rel) - along * along, 0.0))
             near = np.flatnonzero((radial < radius) & (radial + bounding > radius)
                                   & (np.abs(along) <= half_length + bounding))
-            depth, w, deepest = tube_depths(c[near], shapes[near], point, normal, radius)
+            depth, w, deepest = np.empty(near.size), np.empty((near.size, 3)), np.empty((near.size, 3))
+            ell = ellipsoid[near]
+            depth[ell], w[ell], deepest[ell] = tube_depths(c[near[ell]], forms[near[ell]], point, normal, radius)
+            if not ell.all():
+                depth[~ell], w[~ell], deepest[~ell] = _tube_depths_other(
+                    c, shapes, bodies, rot, near[~ell], point, normal, radius)
             within = np.abs((deepest - point) @ normal) <= half_length
             hit = within & (depth > threshold[near])
             k, depth, push = near[hit], depth[hit], -w[hit]
         else:
-            mn, sn = _form(shapes, np.broadcast_to(normal, c.shape))
+            sn, reach = _reach_along(forms, shapes, bodies, rot, np.broadcast_to(-normal, c.shape).copy())
             depth = sn - rel @ normal
             hit = depth > threshold
             if kind == STATIC_WALL:
                 # one-sided rectangle: the centre on the inner side, the deepest point over the rectangle
-                deepest = c - mn / sn[:, None] - point
+                deepest = c + reach - point
                 hit &= (rel @ normal > 0.0) & (np.abs(deepest @ colliders.u[s]) <= colliders.size[s, 0]) \
                     & (np.abs(deepest @ colliders.v[s]) <= colliders.size[s, 1])
             k = np.flatnonzero(hit)
@@ -404,8 +626,22 @@ def static_overlaps(centers, rotation, semi_axes, colliders, movable, tolerance=
                     np.concatenate(out_normal).reshape(-1, 3))
 
 
+def _tube_depths_other(c, shapes, bodies, rot, near, tube_center, axis, radius):
+    """Depth (a lower bound: the best of TUBE_SAMPLES_OTHER radial directions w), w and the deepest point of
+    bodies of any shape against a tube's inner wall."""
+    e1, e2 = tangent_basis(np.asarray(axis, dtype=np.float64)[None])
+    phi = np.linspace(0.0, 2.0 * np.pi, TUBE_SAMPLES_OTHER, endpoint=False)
+    w = np.cos(phi)[:, None] * e1 + np.sin(phi)[:, None] * e2  # (S, 3)
+    ws = np.broadcast_to(w, (near.size,) + w.shape)
+    value, point = support_world(shapes, bodies[near], rot[near], ws)
+    g = (c[near] - tube_center) @ w.T + value
+    best = np.argmax(g, axis=1)
+    rows = np.arange(near.size)
+    return g[rows, best] - radius, w[best], c[near] + point[rows, best]
+
+
 def separate(centers, rotation, semi_axes, movable, colliders, tolerance=OVERLAP_TOLERANCE, gap=1e-3,
-             iterations=SEPARATE_PASSES):
+             iterations=SEPARATE_PASSES, shapes=None):
     """Translations (N, 3) that move movable bodies out of every overlap deeper than ``tolerance``.
 
     Each pass finds the overlaps the check would report and pushes each apart along its normal by its depth
@@ -419,7 +655,7 @@ def separate(centers, rotation, semi_axes, movable, colliders, tolerance=OVERLAP
     semi_axes = np.asarray(semi_axes, dtype=np.float64)
     movable = np.asarray(movable, dtype=bool)
     smallest = semi_axes.min(axis=1)
-    radii = semi_axes.max(axis=1)
+    radii = bounding_radii(semi_axes, shapes)
     skin = 0.5 * float(np.mean(radii)) if len(radii) else 0.0
     moved = np.zeros_like(centers)
     since_pairs = np.full(len(centers), np.inf)  # distance moved since the pairs were found
@@ -430,8 +666,8 @@ def separate(centers, rotation, semi_axes, movable, colliders, tolerance=OVERLAP
             all_a, all_b = candidate_pairs(now, radii, skin)
             since_pairs[:] = 0.0
         mask = changed[all_a] | changed[all_b]
-        pairs = pair_overlaps(now, rotation, semi_axes, all_a[mask], all_b[mask], tolerance)
-        walls = static_overlaps(now, rotation, semi_axes, colliders, movable & changed, tolerance)
+        pairs = pair_overlaps(now, rotation, semi_axes, all_a[mask], all_b[mask], tolerance, shapes)
+        walls = static_overlaps(now, rotation, semi_axes, colliders, movable & changed, tolerance, shapes)
         push = np.zeros_like(centers)
         # body pairs: split between the movable ones
         ma, mb = movable[pairs.a], movable[pairs.b]
@@ -446,8 +682,8 @@ def separate(centers, rotation, semi_axes, movable, colliders, tolerance=OVERLAP
         moved += push
         since_pairs += np.linalg.norm(push, axis=1)
     now = centers + moved
-    return moved, _joined(body_overlaps(now, rotation, semi_axes, tolerance),
-                          static_overlaps(now, rotation, semi_axes, colliders, movable, tolerance))
+    return moved, _joined(body_overlaps(now, rotation, semi_axes, tolerance, shapes),
+                          static_overlaps(now, rotation, semi_axes, colliders, movable, tolerance, shapes))
 
 
 def _joined(first, second):

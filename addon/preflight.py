@@ -1,7 +1,7 @@
 """Check Scene: every problem that would stop a simulation, found at once, before anything compiles.
 
 Reads the scene as the conversion (addon/convert.py) will, at the first frame of
-the range: each body's ellipsoid, the static colliders, the ropes' rest nodes
+the range: each body's shape, the static colliders, the ropes' rest nodes
 and the settings. The geometry is plain numpy (addon/overlaps.py); nothing here
 imports the solver's numba kernels, so the check takes well under a second even
 before the first compile. Resolve Overlaps moves the bodies the check finds
@@ -15,7 +15,7 @@ import numpy as np
 from mathutils import Vector
 
 from ..solver import rotations
-from . import convert, overlaps
+from . import body_shape, convert, overlaps, shapes
 from .properties import frame_range
 
 # solver/ropes/model.py refuses a drawn curve that turns back by more than this at a node
@@ -36,12 +36,13 @@ class Layout:
     """What the check read: the bodies it can measure and the static colliders, in the solver's layout."""
     bodies: list          # objects, sorted by name
     centers: np.ndarray   # (N, 3)
-    rotation: np.ndarray  # (N, 3, 3) columns are the principal axes
-    semi_axes: np.ndarray  # (N, 3)
+    rotation: np.ndarray  # (N, 3, 3) columns are the shapes' axes
+    semi_axes: np.ndarray  # (N, 3) semi-axes of ellipsoids, half-widths of the other shapes
     movable: np.ndarray   # (N,) dynamic bodies
     colliders: list       # (object, label) per collider
     statics: overlaps.Statics
     problems: list
+    shapes: overlaps.Shapes = None
 
 
 @contextlib.contextmanager
@@ -57,28 +58,17 @@ def at_frame(scene, frame):
             scene.frame_set(current)
 
 
-def shape_extent(obj, matrix, semi):
-    """The semi-axes the body really has: the singular values of its shape empty's world matrix, so a scale
-    that flattens the shape along any direction (not only along its own axes) shows."""
-    empty = obj.quadric.shape_empty
-    if empty is None or empty.parent != obj:
-        return semi
-    linear = np.array((matrix @ empty.matrix_parent_inverse @ empty.matrix_basis).to_3x3())
-    if not np.all(np.isfinite(linear)):
-        return np.full(3, np.nan)
-    return np.linalg.svd(linear, compute_uv=False) * empty.empty_display_size
-
-
-def _body_problems(obj, semi, center):
+def _body_problems(obj, kind, hull, center):
     """(what is wrong with a body, whether it has a shape to measure)."""
     s = obj.quadric
     name = obj.name
     found = []
-    if not (np.all(np.isfinite(semi)) and np.all(np.isfinite(center))):
-        found.append(f"'{name}': its location, rotation or scale is not finite")
-    elif semi.min() <= 1e-9 * max(semi.max(), 1e-12):
-        found.append(f"'{name}': semi_axes {tuple(float(f'{x:.4g}') for x in semi)} has a zero axis: the mesh, the "
-                     "object's scale or its shape empty is flat; scale it up or make it a collider")
+    problem = convert.shape_problem(obj, kind, hull)
+    if not np.all(np.isfinite(center)):
+        found.append(f"'{name}': its location or rotation is not finite")
+    elif problem:
+        found.append(problem + ("; set it in the body's panel or fit the shape again (a flat mesh makes a better "
+                                "collider)" if "zero" in problem else ""))
     measurable = not found
     value, field, unit = (s.mass, "mass", "kg") if s.mass_mode == 'MASS' else (s.density, "density", "kg/m^3")
     if not (math.isfinite(value) and value > 0.0):
@@ -90,23 +80,30 @@ def _body_problems(obj, semi, center):
 
 
 def _read_bodies(objs):
-    bodies, centers, quats, semis, movable, problems = [], [], [], [], [], []
+    bodies, centers, quats, widths, movable, problems = [], [], [], [], [], []
+    kinds, params, hulls = [], [], []
     for obj in objs:
         s = obj.quadric
         matrix = obj.matrix_world.copy() if s.body_type == 'ANIMATED' else convert.initial_matrix_world(obj)
-        center, q, semi = convert.body_shape_world(obj, matrix)
-        found, measurable = _body_problems(obj, shape_extent(obj, matrix, semi), center)
+        center, q = body_shape.shape_pose(obj, matrix)
+        kind, row, hull, _ = body_shape.shape_of(obj)
+        found, measurable = _body_problems(obj, kind, hull, center)
         problems.extend(Problem('BODY', msg, (obj.name,)) for msg in found)
         if not measurable:
             continue
         bodies.append(obj)
         centers.append(center)
         quats.append(q)
-        semis.append(semi)
+        widths.append(shapes.half_widths(kind, row, hull))
         movable.append(s.body_type == 'DYNAMIC')
+        kinds.append(kind)
+        params.append(row)
+        hulls.append(hull)
     rotation = rotations.to_matrix(np.array(quats).reshape(-1, 4)) if quats else np.zeros((0, 3, 3))
-    return (bodies, np.array(centers).reshape(-1, 3), rotation, np.array(semis).reshape(-1, 3),
-            np.array(movable, dtype=bool), problems)
+    found = overlaps.Shapes(np.array(kinds, dtype=np.int64), np.array(params).reshape(-1, shapes.PARAMS),
+                            tuple(hulls))
+    return (bodies, np.array(centers).reshape(-1, 3), rotation, np.array(widths).reshape(-1, 3),
+            np.array(movable, dtype=bool), problems, found)
 
 
 def _read_colliders(objs):
@@ -193,13 +190,13 @@ def read_scene(context, scene=None):
     if not (by_role['BODY'] or by_role['ROPE']):
         problems.append(Problem('SCENE', "nothing to simulate: add a Quadric body or make a rope first"))
     with at_frame(scene, start):
-        bodies, centers, rotation, semi, movable, found = _read_bodies(by_role['BODY'])
+        bodies, centers, rotation, semi, movable, found, body_shapes = _read_bodies(by_role['BODY'])
         problems += found
         colliders, statics, found = _read_colliders(by_role['COLLIDER'])
         problems += found
         for arm in by_role['ROPE']:
             problems += [Problem('ROPE', msg, (arm.name,)) for msg in _rope_problems(arm, len(by_role['BODY']))]
-    return Layout(bodies, centers, rotation, semi, movable, colliders, statics, problems)
+    return Layout(bodies, centers, rotation, semi, movable, colliders, statics, problems, body_shapes)
 
 
 def _overlap_problems(layout, found):
@@ -223,9 +220,9 @@ def _overlap_problems(layout, found):
 
 def find_overlaps(layout):
     """All body pairs, and dynamic bodies against static colliders, overlapping beyond the solver's tolerance."""
-    pairs = overlaps.body_overlaps(layout.centers, layout.rotation, layout.semi_axes)
+    pairs = overlaps.body_overlaps(layout.centers, layout.rotation, layout.semi_axes, shapes=layout.shapes)
     walls = overlaps.static_overlaps(layout.centers, layout.rotation, layout.semi_axes, layout.statics,
-                                     layout.movable)
+                                     layout.movable, shapes=layout.shapes)
     return overlaps.Overlaps(*(np.concatenate([x, y]) for x, y in zip(pairs, walls)))
 
 
@@ -255,7 +252,7 @@ def resolve(context, scene=None):
     scene = scene or context.scene
     layout = read_scene(context, scene)
     moved, left = overlaps.separate(layout.centers, layout.rotation, layout.semi_axes, layout.movable,
-                                    layout.statics)
+                                    layout.statics, shapes=layout.shapes)
     changes = []
     for k in np.flatnonzero(np.any(moved != 0.0, axis=1)):
         _translate(layout.bodies[k], moved[k])

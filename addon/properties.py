@@ -5,7 +5,7 @@ from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProp
 
 ROLE_ITEMS = [
     ('NONE', "None", "Not part of the simulation"),
-    ('BODY', "Body", "A quadric (ellipsoid) body"),
+    ('BODY', "Body", "A rigid body of a convex shape fitted to the mesh"),
     ('COLLIDER', "Collider", "A static plane, tube or box container"),
     ('ROPE', "Rope", "A Cosserat rope rig"),
 ]
@@ -18,6 +18,18 @@ MASS_MODE_ITEMS = [
     ('DENSITY', "Density", "Mass from density times the mesh volume"),
     ('MASS', "Mass", "Total mass given directly"),
 ]
+FAMILY_ITEMS = [
+    ('ELLIPSOID', "Ellipsoid", "The ellipsoid with the mesh's volume and inertia (an open mesh: its bounding box's)"),
+    ('SUPERELLIPSOID', "Superellipsoid", "A rounded box or rounded cylinder: the bounding box's semi-axes, with the "
+                                         "roundness that matches the mesh's volume and inertia"),
+    ('BOX', "Box", "The mesh's oriented bounding box"),
+    ('CYLINDER', "Cylinder", "The smallest cylinder about one of the mesh's axes that holds it"),
+    ('CAPSULE', "Capsule", "A cylinder with hemispherical caps that holds the mesh (pills, rods, limbs)"),
+    ('CONVEX_HULL', "Convex Hull", "The mesh's convex hull: any convex shape, exactly; dents and holes are filled"),
+]
+SHAPE_ITEMS = [('AUTO', "Auto", "Fit every shape and take the simplest that matches the mesh's convex hull "
+                                "within half a percent of the best; the convex hull when none comes within 3 %")]
+SHAPE_ITEMS += FAMILY_ITEMS
 COLLIDER_KIND_ITEMS = [
     ('PLANE', "Plane", "Infinite ground plane through the object, normal along its local Z"),
     ('TUBE', "Tube", "Open hollow cylinder along local Z; its inner wall collides"),
@@ -43,6 +55,20 @@ def end_mode_property(end, default):
     """What holds one end of a rope ('start' or 'end'): on the rope's rig and in Make Rope."""
     return EnumProperty(name=end.title(), items=END_MODE_ITEMS, default=default,
                         description=f"What holds the rope's {'first' if end == 'start' else 'last'} node")
+
+
+def _shape_changed(settings, context):
+    """A new Shape choice refits the body to its mesh (unless it already has that family)."""
+    from . import body_shape
+
+    body_shape.shape_setting_changed(settings, context)
+
+
+def _shape_edited(settings, context):
+    """The shape's parameters changed: redraw its display."""
+    from . import body_shape
+
+    body_shape.parameters_changed(settings)
 
 
 def _rope_radius_changed(settings, context):
@@ -74,25 +100,59 @@ class QuadricObjectSettings(bpy.types.PropertyGroup):
     initial_angular_velocity: FloatVectorProperty(
         name="Initial Spin", size=3, subtype='XYZ',
         description="Angular velocity at the first frame in rad/s, world axes; typical 0 to 20 (3 turns a second)")
+    shape: EnumProperty(name="Shape", items=SHAPE_ITEMS, default='AUTO', update=_shape_changed,
+                        description="The body's collision shape, fitted to its mesh; changing it fits the mesh again")
+    fitted_shape: EnumProperty(name="Fitted Shape", items=FAMILY_ITEMS, default='ELLIPSOID',
+                               description="The shape the parameters below describe: what the simulation uses "
+                                           "(Auto's choice)")
     semi_axes: FloatVectorProperty(name="Semi-axes", size=3, min=0.0, subtype='XYZ_LENGTH', unit='LENGTH',
-                                   default=(0.5, 0.5, 0.5),
-                                   description="Half-lengths of the fitted ellipsoid's axes in m (edit the shape "
-                                               "empty to change them); typical 0.001 (sand) to 1")
+                                   default=(0.5, 0.5, 0.5), update=_shape_edited,
+                                   description="Half-lengths of the ellipsoid's or superellipsoid's axes in m, "
+                                               "along the shape's own axes; typical 0.001 (sand) to 1")
+    exponents: FloatVectorProperty(name="Roundness", size=2, min=0.1, max=2.0, default=(1.0, 1.0),
+                                   update=_shape_edited,
+                                   description="Superellipsoid exponents (dimensionless; e1 along its z, e2 "
+                                               "across it): 1 is round, 0.1 almost square, 2 a sharp diamond; "
+                                               "typical 0.1 to 1 (0.2: a rounded box)")
+    half_extents: FloatVectorProperty(name="Half Extents", size=3, min=0.0, subtype='XYZ_LENGTH', unit='LENGTH',
+                                      default=(0.5, 0.5, 0.5), update=_shape_edited,
+                                      description="Half the box's size along each of its axes in m; typical 0.01 "
+                                                  "(a die) to 1")
+    radius: FloatProperty(name="Radius", default=0.5, min=0.0, unit='LENGTH', update=_shape_edited,
+                          description="Radius of the cylinder or capsule in m; typical 0.005 (a pill) to 0.5")
+    half_height: FloatProperty(name="Half Height", default=0.5, min=0.0, unit='LENGTH', update=_shape_edited,
+                               description="Half the length of the cylinder along its axis in m (of a capsule: "
+                                           "of its straight part, between its caps' centres); typical 0.005 to 1")
+    hull_mesh: PointerProperty(name="Hull", type=bpy.types.Mesh,
+                               description="The convex hull's vertices and faces in the shape's frame (made by the "
+                                           "fit; fit the shape again to change it)")
     fitted_volume: FloatProperty(name="Mesh Volume", min=0.0, unit='VOLUME',
                                  description="Volume of the mesh when it was fitted, m^3 (density x volume = mass)")
-    fit_method: StringProperty(name="Fit", description="How the ellipsoid was fitted: INERTIA (closed mesh) or "
-                                                       "BOUNDING_BOX (open mesh)")
-    # Principal frame relative to the object's origin (object axes, unscaled), kept so the
+    fitted_shape_volume: FloatProperty(name="Shape Volume", min=0.0, unit='VOLUME',
+                                       description="Volume of the fitted shape, m^3: resizing the shape scales the "
+                                                   "mass by its volume over this one")
+    fit_method: StringProperty(name="Fit", description="How the shape was fitted: INERTIA, BOUNDING_BOX, "
+                                                       "ENCLOSING, VOLUME_INERTIA, SUPPORT or HULL")
+    fit_closed: BoolProperty(name="Closed Mesh", default=True,
+                             description="The mesh was closed when fitted (an open one has no volume: the mass is "
+                                         "the shape's volume times the density)")
+    fit_note: StringProperty(name="Fit Scores", description="Auto's support gap per shape, per cent of the mesh's "
+                                                            "half-width (0 would be its convex hull exactly)")
+    fit_dimensions: FloatVectorProperty(name="Fitted Dimensions", size=3, subtype='XYZ_LENGTH', unit='LENGTH',
+                                        description="The object's dimensions when its shape was fitted, m: when "
+                                                    "they change the shape does not follow until fitted again")
+    # The shape's frame relative to the object's origin (object axes, unscaled), kept so the
     # baked mesh moves exactly with the body.
-    offset_location: FloatVectorProperty(name="Principal Offset", size=3, subtype='TRANSLATION',
-                                         description="Ellipsoid centre from the object's origin, in the object's "
+    offset_location: FloatVectorProperty(name="Shape Offset", size=3, subtype='TRANSLATION', update=_shape_edited,
+                                         description="The shape's centre from the object's origin, in the object's "
                                                      "unscaled axes, m (set by the fit)")
-    offset_rotation: FloatVectorProperty(name="Principal Rotation", size=4, subtype='QUATERNION',
-                                         default=(1.0, 0.0, 0.0, 0.0),
-                                         description="Ellipsoid axes relative to the object's, quaternion "
+    offset_rotation: FloatVectorProperty(name="Shape Rotation", size=4, subtype='QUATERNION',
+                                         default=(1.0, 0.0, 0.0, 0.0), update=_shape_edited,
+                                         description="The shape's axes relative to the object's, quaternion "
                                                      "(w, x, y, z) (set by the fit)")
-    shape_empty: PointerProperty(name="Shape", type=bpy.types.Object,
-                                 description="Empty showing the fitted ellipsoid; scale or rotate it to edit the shape")
+    shape_display: PointerProperty(name="Shape Display", type=bpy.types.Object,
+                                   description="Wire mesh showing the shape the simulation uses (drawn from the "
+                                               "settings above; editing it changes nothing)")
 
     # Contact material (bodies, colliders and ropes)
     friction: FloatProperty(name="Friction", default=0.5, min=0.0, soft_max=2.0,

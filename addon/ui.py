@@ -1,7 +1,7 @@
 """Panels: Properties editor > Physics tab (per object) and the 3D viewport sidebar tab "Quadric"."""
 import bpy
 
-from . import operators, preflight
+from . import body_shape, operators, preflight
 from .preset_menus import draw_preset_row
 from .properties import frame_range
 
@@ -74,6 +74,32 @@ def draw_add_buttons(layout):
     col.operator("quadric.make_rope", icon='CURVE_PATH')
 
 
+SHAPE_FIELDS = {'ELLIPSOID': ("semi_axes",), 'SUPERELLIPSOID': ("semi_axes", "exponents"), 'BOX': ("half_extents",),
+                'CYLINDER': ("radius", "half_height"), 'CAPSULE': ("radius", "half_height"), 'CONVEX_HULL': ()}
+
+
+def draw_shape(col, obj):
+    """The Shape choice and the parameters of the fitted shape: exactly what the solver gets."""
+    s = obj.quadric
+    col.prop(s, "shape")
+    family = s.bl_rna.properties["fitted_shape"].enum_items[s.fitted_shape].name
+    if s.shape == 'AUTO':
+        col.label(text=f"Fitted: {family}", icon='MESH_ICOSPHERE')
+    if s.fit_note:  # Auto's scores, or why the last fit failed
+        col.label(text=s.fit_note)
+    for field in SHAPE_FIELDS[s.fitted_shape]:
+        col.prop(s, field)
+    if s.fitted_shape == 'CONVEX_HULL':
+        hull = s.hull_mesh
+        col.label(text=f"Hull: {len(hull.vertices)} vertices" if hull is not None else "Hull: missing, fit again",
+                  icon='MESH_DATA' if hull is not None else 'ERROR')
+    if not s.fit_closed:
+        col.label(text="Open mesh: mass from the shape's volume", icon='ERROR')
+    if body_shape.changed_since_fit(obj):
+        col.label(text="Mesh or scale changed since the fit", icon='ERROR')
+    col.operator("quadric.fit_shape", icon='MOD_MESHDEFORM').object = obj.name
+
+
 def draw_object_settings(layout, obj):
     s = obj.quadric
     if s.role == 'NONE':
@@ -85,11 +111,7 @@ def draw_object_settings(layout, obj):
         col.prop(s, "body_type")
         col.prop(s, "mass_mode")
         col.prop(s, "density" if s.mass_mode == 'DENSITY' else "mass")
-        col.prop(s, "semi_axes")
-        if s.fit_method == 'BOUNDING_BOX':
-            col.label(text="Open mesh: shape from its bounding box", icon='ERROR')
-        if s.shape_empty is not None:
-            col.prop(s, "shape_empty")
+        draw_shape(col, obj)
         if s.body_type == 'DYNAMIC':
             col.prop(s, "initial_velocity")
             col.prop(s, "initial_angular_velocity")

@@ -143,12 +143,12 @@ def build(args):
     for poly_owner in objs:
         poly_owner.data.polygons.foreach_set("use_smooth", [True] * len(poly_owner.data.polygons))
     select_only(*objs)
-    bpy.ops.quadric.add_body()
+    bpy.ops.quadric.add_body(shape='ELLIPSOID')
     for obj in objs:
         obj.quadric.density = 2600.0
         obj.quadric.friction = 0.6
         obj.quadric.rolling_friction = 0.002
-        obj.quadric.shape_empty.hide_set(True)
+        obj.quadric.shape_display.hide_set(True)
 
     # A light sled on the ground, dragged by the second rope.
     bpy.ops.mesh.primitive_uv_sphere_add(segments=24, ring_count=12, radius=1.0, location=(0.3, -1.1, 0.081))
@@ -157,10 +157,10 @@ def build(args):
     sled.scale = (0.22, 0.14, 0.08)
     sled.data.materials.append(material("Sled", (0.15, 0.3, 0.75), roughness=0.4))
     select_only(sled)
-    bpy.ops.quadric.add_body()
+    bpy.ops.quadric.add_body(shape='ELLIPSOID')
     sled.quadric.density = 150.0
     sled.quadric.friction = 0.4
-    sled.quadric.shape_empty.hide_set(True)
+    sled.quadric.shape_display.hide_set(True)
 
     if args.ropes:
         rope_mat = material("Rope", (0.8, 0.25, 0.08), roughness=0.8)

@@ -162,23 +162,27 @@ def scenario_fit_and_errors(out):
     select_only(sphere)
     res["add_body"] = sorted(bpy.ops.quadric.add_body())
     s = sphere.quadric
-    empty = s.shape_empty
+    display = s.shape_display
+    res["fitted_shape"] = s.fitted_shape
     res["semi_axes"] = list(s.semi_axes)
     res["fit_method"] = s.fit_method
-    # Fitted axes in the object's own frame (columns of the empty's rotation, expressed in object axes).
+    bpy.context.view_layer.update()
+    # Fitted axes in the object's own frame (columns of the display's rotation, expressed in object axes).
     obj_rot = np.array(sphere.matrix_world.to_quaternion().to_matrix())
-    emp_rot = np.array(empty.matrix_world.to_quaternion().to_matrix())
-    res["axes_in_object_frame"] = (obj_rot.T @ emp_rot).tolist()
-    res["empty_center"] = list(empty.matrix_world.translation)
+    display_rot = np.array(display.matrix_world.to_3x3())
+    res["axes_in_object_frame"] = (obj_rot.T @ display_rot).tolist()
+    res["display_center"] = list(display.matrix_world.translation)
     res["object_location"] = list(sphere.location)
-    res["empty_display_type"] = empty.empty_display_type
-    res["empty_parent"] = empty.parent.name if empty.parent else None
+    res["display"] = dict(type=display.type, display_type=display.display_type, selectable=not display.hide_select,
+                          follows=display.constraints[0].target.name, render=not display.hide_render)
 
-    # Editing the shape empty edits the body: scale it up by half along its local axes.
-    empty.scale = tuple(1.5 * x for x in empty.scale)
+    # Editing the semi-axes in the panel edits the body, and its display follows.
+    s.semi_axes = tuple(1.5 * x for x in s.semi_axes)
     conv = mod("convert").build_scene(mod("runtime").get_solver(), bpy.context)
     res["semi_axes_after_edit"] = list(conv.scene.bodies[0]["semi_axes"])
-    empty.scale = tuple(x / 1.5 for x in empty.scale)
+    co = np.array([v.co for v in display.data.vertices])
+    res["display_extent_after_edit"] = (0.5 * np.ptp(co, axis=0)).tolist()
+    s.semi_axes = tuple(x / 1.5 for x in s.semi_axes)
 
     # Bad selections.
     bpy.ops.object.empty_add(location=(5, 5, 5))
@@ -266,7 +270,7 @@ def build_bake_scene():
     pusher.keyframe_insert("location", frame=40)
 
     select_only(ball, brick)
-    bpy.ops.quadric.add_body()
+    bpy.ops.quadric.add_body(shape='ELLIPSOID')
     select_only(pusher)
     bpy.ops.quadric.add_body(body_type='ANIMATED')
     return scene, [ball, brick]
@@ -283,7 +287,7 @@ def keyframe_dump(objs):
 
 
 def evaluated_tracks(scene, objs, binding):
-    """fcurve values at every frame and the shape empties' world matrices, per baked body."""
+    """fcurve values at every frame and the shape displays' world matrices, per baked body."""
     kc = mod("keyframes_compat")
     frames = list(range(scene.frame_start, scene.frame_end + 1))
     res = {}
@@ -295,7 +299,7 @@ def evaluated_tracks(scene, objs, binding):
         res[o.name] = dict(index=b.index, offset_location=list(map(float, b.offset_location)),
                            offset_rotation=list(map(float, b.offset_rotation)), location=loc, rotation=rot,
                            empty_matrix=[])
-        empties[o.name] = o.quadric.shape_empty
+        empties[o.name] = o.quadric.shape_display
     for f in frames:
         scene.frame_set(f)
         for o in objs:
@@ -335,7 +339,7 @@ def scenario_bake(out, blend_path):
     res["pusher_animated"] = []
     for f in range(scene.frame_start, scene.frame_end + 1):
         scene.frame_set(f)
-        res["pusher_animated"].append(list(pusher.quadric.shape_empty.matrix_world.translation))
+        res["pusher_animated"].append(list(pusher.quadric.shape_display.matrix_world.translation))
     res["pusher_baked"] = pusher.quadric.is_baked
     res["rotation_modes_baked"] = {o.name: o.rotation_mode for o in bodies}
 
@@ -667,7 +671,8 @@ def kernel_modules():
 
 def body_centres(names):
     """Each body's ellipsoid centre in world space (re-read by name: undo replaces the objects)."""
-    return {n: list(bpy.data.objects[n].quadric.shape_empty.matrix_world.translation) for n in names}
+    bpy.context.view_layer.update()
+    return {n: list(bpy.data.objects[n].quadric.shape_display.matrix_world.translation) for n in names}
 
 
 def scenario_preflight(out):
@@ -716,7 +721,7 @@ def scenario_check_problems(out):
         bodies[name] = bpy.context.object
     select_only(*bodies.values())
     bpy.ops.quadric.add_body()
-    bodies["Flat"].scale = (1.0, 1.0, 0.0)
+    bodies["Flat"].quadric.semi_axes[2] = 0.0  # a zero axis typed into the panel
     bpy.ops.object.empty_add(location=(1, 0, 2))
     bpy.context.object.name = "Holder"
     bodies["Child"].parent = bpy.context.object
@@ -824,6 +829,163 @@ def scenario_check_thousand(out, count):
                 planted=[[*names, depth] for names, depth in planted.items()], kernels=kernel_modules())
 
 
+# ------------------------------------------------------------------------------ shapes
+def mesh_volume(obj):
+    """Blender's own measure of an object's evaluated mesh volume, in world units."""
+    import bmesh
+
+    bm = bmesh.new()
+    try:
+        bm.from_object(obj, bpy.context.evaluated_depsgraph_get())
+        bm.transform(obj.matrix_world)
+        return bm.calc_volume()
+    finally:
+        bm.free()
+
+
+def world_vertices(obj):
+    bpy.context.view_layer.update()
+    return [list(obj.matrix_world @ v.co) for v in obj.data.vertices]
+
+
+def shape_fields(settings):
+    return dict(semi_axes=list(settings.semi_axes), exponents=list(settings.exponents),
+                half_extents=list(settings.half_extents), radius=settings.radius, half_height=settings.half_height)
+
+
+ROUND_TRIP = {  # a mesh for each shape family, fitted with it explicitly
+    'ELLIPSOID': lambda: bpy.ops.mesh.primitive_uv_sphere_add(radius=0.5, location=(0, 10, 1)),
+    'SUPERELLIPSOID': lambda: bpy.ops.mesh.primitive_cube_add(size=1.0, location=(2, 10, 1)),
+    'BOX': lambda: bpy.ops.mesh.primitive_cube_add(size=1.0, location=(4, 10, 1), scale=(1.0, 0.5, 0.25)),
+    'CYLINDER': lambda: bpy.ops.mesh.primitive_cylinder_add(radius=0.3, depth=1.0, location=(6, 10, 1)),
+    'CAPSULE': lambda: bpy.ops.mesh.primitive_cylinder_add(radius=0.3, depth=1.5, location=(8, 10, 1)),
+    'CONVEX_HULL': lambda: bpy.ops.mesh.primitive_torus_add(major_radius=0.5, minor_radius=0.2,
+                                                            location=(10, 10, 1)),
+}
+
+
+def scenario_shapes(out, export_path):
+    """Add Quadric Body's Auto choice on Blender's primitives; Check Scene on the default cube resting on the
+    default plane; the panel's box half extents in the solver's Scene; every family exported with its mass; a
+    convex hull's bake placed by the solver's shape offset."""
+    import time
+
+    scene = empty_scene()
+    scene.frame_start, scene.frame_end = 1, 5
+    bpy.ops.mesh.primitive_plane_add()
+    plane = bpy.context.object
+    select_only(plane)
+    bpy.ops.quadric.add_collider()
+    made = {}
+    for name, add in (("Cube", lambda: bpy.ops.mesh.primitive_cube_add(location=(0, 0, 1))),
+                      ("Can", lambda: bpy.ops.mesh.primitive_cylinder_add(location=(4, 0, 1))),
+                      ("Ball", lambda: bpy.ops.mesh.primitive_uv_sphere_add(location=(8, 0, 1)))):
+        add()
+        made[name] = bpy.context.object
+        made[name].name = name
+    select_only(*made.values())
+    started = time.perf_counter()
+    res = dict(add_body=sorted(bpy.ops.quadric.add_body()), add_seconds=time.perf_counter() - started)
+    res["auto"] = {name: obj.quadric.fitted_shape for name, obj in made.items()}
+    res["fields"] = {name: shape_fields(obj.quadric) for name, obj in made.items()}
+    res["notes"] = {name: obj.quadric.fit_note for name, obj in made.items()}
+    cube = made["Cube"]
+    res["cube_display"] = world_vertices(cube.quadric.shape_display)
+
+    # Check Scene: the cube rests exactly on the plane (depth 0); sunk 0.3 m into it, it is reported
+    res["check"] = [p.message for p in mod("preflight").check(bpy.context)]
+    res["check_operator"] = op_error(bpy.ops.quadric.check_scene)
+    res["kernels_after_check"] = kernel_modules()
+    cube.location.z = 0.7
+    res["sunk"] = [dict(message=p.message, depth=p.depth) for p in mod("preflight").check(bpy.context)]
+    cube.location.z = 1.0
+
+    # the panel's half extents are what the solver receives (and the mass follows the box's volume)
+    solver = mod("runtime").get_solver()
+    cube.quadric.half_extents = (1.0, 0.5, 0.25)
+    body = next(b for b in mod("convert").build_scene(solver, bpy.context).scene.bodies if b["name"] == "Cube")
+    res["edited"] = dict(shape=body["shape"], half_extents=list(body["half_extents"]), mass=body["mass"],
+                         position=list(body["position"]), orientation=list(body["orientation"]),
+                         display=world_vertices(cube.quadric.shape_display))
+
+    # every family, exported to a scene file with its mass, and loaded again
+    for obj in list(made.values()):
+        bpy.data.objects.remove(obj)
+    families = {}
+    for family, add in ROUND_TRIP.items():
+        add()
+        obj = bpy.context.object
+        obj.name = family.title()
+        select_only(obj)
+        bpy.ops.quadric.add_body(shape=family)
+        obj.quadric.density = 1234.0
+        families[family] = dict(name=obj.name, fitted_shape=obj.quadric.fitted_shape, mesh_volume=mesh_volume(obj),
+                                fields=shape_fields(obj.quadric),
+                                hull_vertices=len(obj.quadric.hull_mesh.vertices) if obj.quadric.hull_mesh else 0)
+    res["export"] = sorted(bpy.ops.quadric.export_scene(filepath=export_path))
+    exported = mod("convert").build_scene(solver, bpy.context).scene
+    loaded = solver.Scene.load(export_path)
+    res["same_hash"] = loaded.content_hash() == exported.content_hash()
+    for family, found in families.items():
+        i = next(k for k, b in enumerate(loaded.bodies) if b["name"] == found["name"])
+        b = loaded.bodies[i]
+        props = loaded.body_shape(i).mass_properties(1.0)
+        found.update(shape=b["shape"], mass=b["mass"], shape_volume=props.volume,
+                     params={k: b[k] for k in ("semi_axes", "exponents", "half_extents", "radius", "half_height")
+                             if k in b})
+    res["families"] = families
+
+    # a convex hull (of the torus) with its origin off its centroid, turned: baked from a Recording made here
+    hull = bpy.data.objects[families['CONVEX_HULL']["name"]]
+    hull.data.transform(__import__("mathutils").Matrix.Translation((0.3, -0.2, 0.1)))
+    hull.rotation_euler = (0.3, -0.5, 1.2)
+    hull.scale = (1.2, 1.2, 1.2)
+    select_only(hull)
+    res["refit"] = sorted(bpy.ops.quadric.fit_shape())
+    for name in list(families):
+        if name != 'CONVEX_HULL':
+            bpy.data.objects.remove(bpy.data.objects[families[name]["name"]])
+    conv = mod("convert").build_scene(solver, bpy.context)
+    index = next(k for k, b in enumerate(conv.scene.bodies) if b["name"] == hull.name)
+    rng = np.random.default_rng(4)
+    poses = np.zeros((conv.frames, len(conv.scene.bodies), 7))
+    poses[:, :, :3] = rng.uniform(-2.0, 2.0, (conv.frames, len(conv.scene.bodies), 3))
+    q = rng.normal(size=(conv.frames, len(conv.scene.bodies), 4))
+    poses[:, :, 3:] = q / np.linalg.norm(q, axis=2, keepdims=True)
+    recording = solver.Recording(conv.fps, [b["name"] for b in conv.scene.bodies], (), poses)
+    res["baked"] = mod("bake").bake_recording(bpy.context, conv, recording)
+    offset = conv.scene.shape_offset(index)
+    res["hull"] = dict(poses=poses[:, index].tolist(), shape_offset=[list(offset[0]), list(offset[1])],
+                       offset_location=list(hull.quadric.offset_location),
+                       offset_rotation=list(hull.quadric.offset_rotation), scale=list(hull.scale),
+                       object_matrix=[], display_matrix=[])
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        res["hull"]["object_matrix"].append([list(r) for r in hull.matrix_world])
+        res["hull"]["display_matrix"].append([list(r) for r in hull.quadric.shape_display.matrix_world])
+    return res
+
+
+def scenario_cube_rests(out):
+    """The default cube resting on the default plane, simulated for two seconds and baked."""
+    scene = empty_scene()
+    scene.frame_start, scene.frame_end = 1, 48
+    bpy.ops.mesh.primitive_plane_add()
+    select_only(bpy.context.object)
+    bpy.ops.quadric.add_collider()
+    bpy.ops.mesh.primitive_cube_add(location=(0.0, 0.0, 1.0))
+    cube = bpy.context.object
+    select_only(cube)
+    bpy.ops.quadric.add_body()
+    res = dict(fitted_shape=cube.quadric.fitted_shape, simulate=op_error(bpy.ops.quadric.simulate))
+    res["status"] = scene.quadric.status
+    scene.frame_set(scene.frame_end)
+    res["final_location"] = list(cube.matrix_world.translation)
+    res["final_rotation"] = list(cube.matrix_world.to_quaternion())
+    res["baked"] = cube.quadric.is_baked
+    return res
+
+
 # ------------------------------------------------------------------------- workflow
 MATERIAL_FIELDS = ("friction", "restitution", "rolling_friction", "spinning_friction", "mass_mode", "density")
 ROPE_FIELDS = ("rope_radius", "rope_density", "rope_damping", "rope_young_modulus", "rope_shear_modulus")
@@ -928,7 +1090,7 @@ def scenario_workflow(out):
     res["copied"] = {n: dict(role=made[n].quadric.role, **settings_of(made[n], MATERIAL_FIELDS + ("body_type",)))
                      for n in made}
     res["lamp_role"] = bpy.data.objects["Lamp"].quadric.role
-    res["plain_has_shape"] = made["Plain"].quadric.shape_empty is not None
+    res["plain_has_shape"] = made["Plain"].quadric.shape_display is not None
 
     # a whole collection: its meshes not yet in the simulation become bodies
     pebbles = bpy.data.collections.new("Pebbles")
@@ -979,7 +1141,7 @@ def scenario_workflow(out):
     panel = draw_panels([made["Body"]])
     res["panel_remove"] = [e for e in panel if e[0] == "operator_property" and e[1] == "quadric.remove"]
     res["panel"] = panel
-    body_shape = made["Body"].quadric.shape_empty.name
+    body_shape = made["Body"].quadric.shape_display.name
     select_only(made["Plain"])
     with captured_reports() as reports:
         res["remove_body"] = sorted(bpy.ops.quadric.remove(object="Body"))

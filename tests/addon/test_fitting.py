@@ -87,3 +87,78 @@ def test_zero_volume_mesh_is_rejected_by_name():
     v, t = box_mesh(1.0, 1.0, 0.0)
     with pytest.raises(fitting.FitError, match="Flat"):
         fitting.fit_ellipsoid(v, t, name="Flat")
+
+
+# ------------------------------------------------------------------------------------- other families
+def cylinder_mesh(radius, half_height, segments=32):
+    """A closed prism of ``segments`` sides around z, its corners on the circle (as Blender's cylinder)."""
+    phi = 2 * np.pi * np.arange(segments) / segments
+    ring = np.stack([radius * np.cos(phi), radius * np.sin(phi), np.zeros(segments)], axis=1)
+    v = np.concatenate([ring - [0, 0, half_height], ring + [0, 0, half_height]])
+    tris = []
+    for j in range(segments):
+        k = (j + 1) % segments
+        tris += [[j, k, segments + k], [j, segments + k, segments + j]]
+    for j in range(1, segments - 1):  # the caps as fans
+        tris += [[0, j + 1, j], [segments, segments + j, segments + j + 1]]
+    return v, np.array(tris)
+
+
+def placed(v, seed):
+    return v @ random_rotation(seed).T + np.array([0.3, -1.2, 2.0])
+
+
+def test_auto_fits_a_box_to_a_box_a_cylinder_to_a_cylinder_an_ellipsoid_to_a_sphere():
+    v, t = box_mesh(0.7, 1.3, 0.4)
+    fit = fitting.fit_shape(placed(v, 2), t)
+    assert fit.family == "BOX" and fit.score < 1e-12
+    np.testing.assert_allclose(np.sort(fit.params[:3]), [0.4, 0.7, 1.3], rtol=1e-12)
+    np.testing.assert_allclose(fit.center, [0.3, -1.2, 2.0], atol=1e-12)
+    assert fit.volume == pytest.approx(8 * 0.7 * 1.3 * 0.4, rel=1e-12) and fit.shape_volume == pytest.approx(fit.volume)
+    v, t = cylinder_mesh(0.5, 1.0)
+    fit = fitting.fit_shape(placed(v, 3), t)
+    assert fit.family == "CYLINDER"
+    np.testing.assert_allclose(fit.params[:2], [0.5, 1.0], rtol=1e-12)
+    np.testing.assert_allclose(np.abs(fit.rotation[:, 2] @ random_rotation(3)[:, 2]), 1.0, rtol=1e-12)  # its axis
+    v, t = uv_sphere(32, 16)
+    fit = fitting.fit_shape(placed(v * [1.0, 2.0, 3.0], 4), t)
+    assert fit.family == "ELLIPSOID" and fit.method == "INERTIA"
+    assert fit.scores["ellipsoid"] < 0.005 and fit.scores["box"] > 0.3
+
+
+def test_auto_fits_a_capsule_and_a_rounded_box_and_takes_the_hull_of_a_pyramid():
+    v, t = uv_sphere(32, 16)
+    v = v * 0.4 + np.where(v[:, 2:] > 1e-9, 0.6, np.where(v[:, 2:] < -1e-9, -0.6, 0.0)) * [0, 0, 1]
+    fit = fitting.fit_shape(v, t)
+    assert fit.family == "CAPSULE"
+    np.testing.assert_allclose(fit.params[:2], [0.4, 0.6], rtol=1e-9)
+    # a cube whose points are pulled onto a superellipsoid of exponent 0.3
+    v, t = uv_sphere(48, 24)
+    signed = lambda x, e: np.sign(x) * np.abs(x) ** e  # noqa: E731
+    theta = np.arccos(np.clip(v[:, 2], -1, 1))
+    phi = np.arctan2(v[:, 1], v[:, 0])
+    eta = np.pi / 2 - theta
+    rounded = np.stack([signed(np.cos(eta), 0.3) * signed(np.cos(phi), 0.3),
+                        signed(np.cos(eta), 0.3) * signed(np.sin(phi), 0.3), signed(np.sin(eta), 0.3)], axis=1)
+    fit = fitting.fit_shape(rounded * [1.0, 0.8, 0.6], t)
+    assert fit.family == "SUPERELLIPSOID"
+    np.testing.assert_allclose(fit.params[3:5], 0.3, atol=0.05)
+    # a square pyramid is none of them: its convex hull, exactly
+    v = np.array([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0], [0, 0, 1.5]], dtype=float)
+    t = np.array([[0, 2, 1], [0, 3, 2], [0, 1, 4], [1, 2, 4], [2, 3, 4], [3, 0, 4]])
+    fit = fitting.fit_shape(v, t)
+    assert fit.family == "CONVEX_HULL" and min(s for k, s in fit.scores.items() if k != "convex hull") > 0.03
+    assert len(fit.hull_vertices) == 5 and fit.shape_volume == pytest.approx(4 * 1.5 / 3, rel=1e-12)
+    # the hull's points, in its frame, are the pyramid's
+    world = fit.hull_vertices @ fit.rotation.T + fit.center
+    np.testing.assert_allclose(np.sort(world, axis=0), np.sort(v, axis=0), atol=1e-12)
+
+
+def test_each_family_can_be_asked_for_and_open_meshes_take_the_shapes_volume():
+    v, t = box_mesh(1.0, 0.5, 0.25)
+    for family in ("ELLIPSOID", "SUPERELLIPSOID", "BOX", "CYLINDER", "CAPSULE", "CONVEX_HULL"):
+        fit = fitting.fit_shape(v, t, family)
+        assert fit.family == family and fit.volume == pytest.approx(1.0, rel=1e-12), family
+    open_t = t[[i for i in range(len(t)) if i not in (1, 7)]]
+    fit = fitting.fit_shape(v, open_t, "BOX", name="Tray")
+    assert not fit.closed and fit.volume == pytest.approx(1.0) and "Tray" in fit.warning

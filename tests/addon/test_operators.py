@@ -3,7 +3,7 @@
 The Blender half of each check is in blender_scenarios.py; it reports what it
 saw and these tests judge it. Keyframes are float32 in Blender, so values up to
 a few metres round at ~2e-7: the issue's 1e-6 bound holds for fcurve values;
-the shape empties go through Blender's float32 matrix products, hence 1e-5.
+the shape displays go through Blender's float32 matrix products, hence 1e-5.
 """
 import ctypes
 import subprocess
@@ -30,19 +30,21 @@ def fit(scenario):
 
 def test_fitted_uv_sphere_scaled_123_within_one_percent(fit):
     assert fit["add_body"] == ["FINISHED"] and fit["fit_method"] == "INERTIA"
+    assert fit["fitted_shape"] == "ELLIPSOID"  # Auto's choice for a scaled UV sphere
     np.testing.assert_allclose(np.sort(fit["semi_axes"]), [1.0, 2.0, 3.0], rtol=0.01)
     # The principal axes are the object's own axes (scaled sphere), up to order and sign.
     axes = np.abs(np.array(fit["axes_in_object_frame"]))
     np.testing.assert_allclose(np.sort(axes, axis=1)[:, -1], 1.0, atol=1e-5)
 
 
-def test_editing_the_shape_empty_edits_the_body(fit):
-    np.testing.assert_allclose(fit["semi_axes_after_edit"], 1.5 * np.array(fit["semi_axes"]), rtol=1e-5)
+def test_editing_the_panels_semi_axes_edits_the_body_and_its_display(fit):
+    np.testing.assert_allclose(fit["semi_axes_after_edit"], 1.5 * np.array(fit["semi_axes"]), rtol=1e-6)
+    np.testing.assert_allclose(fit["display_extent_after_edit"], 1.5 * np.array(fit["semi_axes"]), rtol=1e-6)
 
 
-def test_shape_is_shown_as_child_sphere_empty(fit):
-    assert fit["empty_display_type"] == "SPHERE" and fit["empty_parent"] == "Egg"
-    np.testing.assert_allclose(fit["empty_center"], fit["object_location"], atol=1e-5)
+def test_shape_is_shown_as_a_wire_mesh_that_follows_the_body(fit):
+    assert fit["display"] == dict(type="MESH", display_type="WIRE", selectable=False, follows="Egg", render=False)
+    np.testing.assert_allclose(fit["display_center"], fit["object_location"], atol=1e-5)
 
 
 @pytest.mark.parametrize("key,words", [
@@ -134,7 +136,7 @@ def test_animated_body_follows_its_keyframes(baked):
     assert animated[-1, 0] - animated[0, 0] > 2.0  # it really moved
 
 
-def test_shape_empties_move_exactly_with_bodies(baked):
+def test_shape_displays_move_exactly_with_bodies(baked):
     rec = np.array(baked["recording"])
     for name, t in baked["tracks"].items():
         m = np.array(t["empty_matrix"])
@@ -252,7 +254,7 @@ def test_material_and_mass_set_in_blender_reach_the_solver(materials):
         for key in ("friction", "rolling_friction", "spinning_friction", "restitution"):
             assert model[key] == pytest.approx(settings[name][key], rel=1e-7), (name, key)
     # a mass is taken as it is; a density weighs the mesh's own volume (the shape is unchanged), up to the
-    # single-precision shape empty the semi-axes are read back from (1e-6)
+    # single-precision semi-axes its volume is measured from again (1e-6)
     bouncy, dull = materials["Bouncy"], materials["Dull"]
     assert bouncy["mass"] == pytest.approx(settings["Bouncy"]["mass"], rel=1e-7)
     assert dull["mass"] == pytest.approx(settings["Dull"]["density"] * dull["fitted_volume"], rel=1e-6)

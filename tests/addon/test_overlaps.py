@@ -265,3 +265,79 @@ def test_separate_leaves_what_no_body_can_move():
     moved, left = ov.separate(centers, rot, semi, np.array([False, False]), ov.statics())
     assert not moved.any()
     assert left.a.tolist() == [0] and left.b.tolist() == [1] and left.depth[0] == pytest.approx(0.1)
+
+
+# ------------------------------------------------------------------------------------ other shapes
+shp = load("shapes")
+
+
+def shapes_of(*rows):
+    """Shapes from (kind, row) pairs, and their half-widths (what the tolerance is a fraction of)."""
+    kinds = np.array([kind for kind, _ in rows])
+    params = np.array([p for _, p in rows])
+    widths = np.array([shp.half_widths(kind, p) for kind, p in rows])
+    return ov.Shapes(kinds, params, (None,) * len(rows)), widths
+
+
+def test_a_box_resting_on_a_plane_has_depth_zero_and_one_sunk_in_it_its_depth():
+    box = (shp.BOX, shp.row(shp.BOX, half_extents=(1.0, 0.5, 0.25)))
+    tilted = random_rotations(np.random.default_rng(2), 1)[0]
+    shapes, widths = shapes_of(box, box, box)
+    # resting, sunk by 0.2, and turned: its lowest corner sunk by 0.01 (depth = h(-n) - height, exactly)
+    lowest = np.abs(tilted.T @ [0.0, 0.0, 1.0]) @ [1.0, 0.5, 0.25]
+    centers = np.array([[0.0, 0.0, 0.25], [3.0, 0.0, 0.05], [6.0, 0.0, lowest - 0.01]])
+    rot = np.array([np.eye(3), np.eye(3), tilted])
+    floor = ov.statics([(0, (0.0, 0.0, 0.0), (0.0, 0.0, 1.0))])
+    found = ov.static_overlaps(centers, rot, widths, floor, np.ones(3, dtype=bool), tolerance=0.0, shapes=shapes)
+    assert found.b.tolist() == [1, 2]
+    np.testing.assert_allclose(found.depth, [0.2, 0.01], rtol=1e-12)
+    np.testing.assert_allclose(found.normal, [[0, 0, 1], [0, 0, 1]])
+
+
+def test_pairs_with_other_shapes_are_reported_when_proven_with_their_depth():
+    box = (shp.BOX, shp.row(shp.BOX, half_extents=(1.0, 1.0, 1.0)))
+    ball = (shp.ELLIPSOID, shp.row(shp.ELLIPSOID, semi_axes=(0.5, 0.5, 0.5)))
+    can = (shp.CYLINDER, shp.row(shp.CYLINDER, radius=0.5, half_height=1.0))
+    shapes, widths = shapes_of(box, box, box, box, ball, box, can, box)
+    centers = np.array([[0, 0, 1], [0, 0, 3],            # stacked: touching, not overlapping
+                        [10, 0, 1], [10.5, 0.3, 2.8],    # 0.2 deep along z
+                        [20, 0, 2.4], [20, 0, 1.0],      # a ball 0.1 into a box's top
+                        [30, 0, 1.0], [31.4, 0, 1.0]], dtype=float)  # a cylinder 0.1 into a box's side
+    rot = np.tile(np.eye(3), (8, 1, 1))
+    found = ov.body_overlaps(centers, rot, widths, shapes=shapes)
+    assert list(zip(found.a.tolist(), found.b.tolist())) == [(2, 3), (4, 5), (6, 7)]
+    np.testing.assert_allclose(found.depth, [0.2, 0.1, 0.1], rtol=1e-9)
+    np.testing.assert_allclose(found.normal, [[0, 0, 1], [0, 0, -1], [1, 0, 0]], atol=1e-6)
+
+
+def test_proven_depths_bound_the_least_gap_found_by_brute_force():
+    """Random turned pairs of every family: a proven overlap's depth is within a few per cent above the least
+    gap over 40,000 directions, a pair proven within the tolerance has a direction that shows it, and the pairs
+    left undecided are the borderline ones."""
+    rng = np.random.default_rng(11)
+    count = 40
+    kinds = rng.integers(0, 5, 2 * count)
+    rows = [(k, shp.row(k, semi_axes=rng.uniform(0.05, 0.1, 3), exponents=rng.uniform(0.2, 1.8, 2),
+                        half_extents=rng.uniform(0.05, 0.1, 3), radius=rng.uniform(0.03, 0.08),
+                        half_height=rng.uniform(0.03, 0.08))) for k in kinds]
+    shapes, widths = shapes_of(*rows)
+    rot = random_rotations(rng, 2 * count)
+    a, b = np.arange(count), np.arange(count, 2 * count)
+    u = rng.normal(size=(count, 3))
+    centers = np.zeros((2 * count, 3))
+    centers[b] = u / np.linalg.norm(u, axis=1)[:, None] * rng.uniform(0.05, 0.2, count)[:, None]
+    threshold = ov.OVERLAP_TOLERANCE * np.minimum(widths[a].min(axis=1), widths[b].min(axis=1))
+    depth, normal, status = ov.certified_pair_depths(centers, rot, shapes, a, b, threshold)
+    assert 10 < np.sum(status == 1) < count - 10 and np.sum(status == -1) <= 2
+    directions = shp.fibonacci_directions(40000)
+    for p in range(count):
+        gaps = ov._gaps(centers, rot, shapes, a[p:p + 1], b[p:p + 1], directions[None])[0]
+        at_normal = ov._gaps(centers, rot, shapes, a[p:p + 1], b[p:p + 1], normal[p:p + 1, None])[0, 0]
+        assert at_normal == pytest.approx(depth[p], rel=1e-12)  # the depth is the gap along the normal given
+        if status[p] == 1:
+            assert depth[p] > threshold[p]
+            assert depth[p] <= gaps.min() * 1.05, p  # and at least the least gap: it is a gap
+        elif status[p] == 0:
+            assert depth[p] <= threshold[p]
+        else:
+            assert gaps.min() == pytest.approx(threshold[p], rel=0.1), p

@@ -101,7 +101,7 @@ def test_add_body_on_a_whole_collection(workflow):
     roles = workflow["pebbles"]
     pebbles = {name: role for name, role in roles.items() if re.fullmatch(r"Pebble\.\d", name)}
     assert pebbles == {f"Pebble.{k}": "BODY" for k in range(4)}  # also the one in a child collection
-    assert {roles[f"Pebble.{k} Shape"] for k in range(4)} == {"NONE"}  # their shape empties joined them
+    assert {roles[f"Pebble.{k} Shape"] for k in range(4)} == {"NONE"}  # their shape displays joined them
     assert roles["Marker"] == "NONE"   # not a mesh
     assert workflow["body_friction_kept"] == pytest.approx(0.25)  # already a body: not fitted again
     assert any("4 quadric bodies added from the collection 'Pebbles'; 1 already in the simulation" in line
@@ -117,7 +117,7 @@ def test_remove_acts_on_the_object_the_panel_shows_and_says_what_it_did(workflow
     assert after["body_role"] == "NONE" and not after["body_shape_left"]
     assert after["plain_role"] == "BODY"  # selected, but not what the button named
     reports = "\n".join(workflow["remove_reports"])
-    assert "Info: took body 'Body' out of the simulation (deleted its shape empty)" in reports, reports
+    assert "Info: took body 'Body' out of the simulation (deleted its shape display)" in reports, reports
     assert "Info: removed rope 'Line Rope Rig' (its rig and mesh) and showed its curve 'Line' again" in reports
 
 

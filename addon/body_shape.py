@@ -1,0 +1,218 @@
+"""A body's shape on its object: fitted to the mesh, read for the solver and Check Scene, shown as a wire mesh.
+
+The body's settings (addon/properties.py) are the one source of truth: the family (``fitted_shape``), its
+parameters in metres (``semi_axes``, ``exponents``, ``half_extents``, ``radius``, ``half_height``, a hull's
+``hull_mesh``) and the shape's frame relative to the object (``offset_location``, ``offset_rotation``, in the
+object's unscaled axes). The panel edits exactly these; the object's scale does not enter, so scaling the
+object or editing its mesh leaves the shape as it is until Fit Shape runs again (the conversion warns).
+
+The display is a wire mesh object drawn from the settings whenever they change, held at the body by a Child
+Of constraint that ignores the body's scale, so it shows exactly what the solver gets. It cannot be
+selected, and editing it changes nothing.
+"""
+import contextlib
+
+import bpy
+import numpy as np
+from mathutils import Matrix, Quaternion, Vector
+
+from ..solver import rotations
+from . import fitting, shapes
+
+DISPLAY_CONSTRAINT = "Quadric Shape"
+_quiet = [0]  # above 0 while the add-on writes the settings itself: their update callbacks wait
+
+
+@contextlib.contextmanager
+def quiet():
+    _quiet[0] += 1
+    try:
+        yield
+    finally:
+        _quiet[0] -= 1
+
+
+def rigid_parts(matrix):
+    """(location, unit quaternion, scale) of a 4x4 world matrix."""
+    loc, rot, scale = matrix.decompose()
+    return np.array(loc), np.array(rot.normalized()), np.array(scale)
+
+
+def mesh_triangles_world(context, obj):
+    """The evaluated mesh's vertices in world space (V, 3) and its triangles (T, 3)."""
+    depsgraph = context.evaluated_depsgraph_get()
+    ev = obj.evaluated_get(depsgraph)
+    mesh = ev.to_mesh()
+    try:
+        mesh.calc_loop_triangles()
+        co = np.empty(3 * len(mesh.vertices))
+        mesh.vertices.foreach_get("co", co)
+        tri = np.empty(3 * len(mesh.loop_triangles), dtype=np.int32)
+        mesh.loop_triangles.foreach_get("vertices", tri)
+    finally:
+        ev.to_mesh_clear()
+    mw = np.array(obj.matrix_world)
+    co = co.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3]
+    return co, tri.reshape(-1, 3)
+
+
+def fit(context, obj, family=None):
+    """Fit the object's mesh with a family ('AUTO', 'BOX', ...; default: its Shape setting). Raises FitError."""
+    if obj.type != 'MESH':
+        raise fitting.FitError(f"'{obj.name}' is not a mesh (it is {obj.type.lower()}); only meshes can become "
+                               "bodies")
+    co, tri = mesh_triangles_world(context, obj)
+    axes = rotations.to_matrix(rigid_parts(obj.matrix_world)[1])
+    return fitting.fit_shape(co, tri, family or obj.quadric.shape, obj.name, frames=[axes])
+
+
+def apply_fit(obj, found):
+    """Store a ShapeFit (world space, taken at the object's current matrix) on the object and show it."""
+    s = obj.quadric
+    t0, r0, _ = rigid_parts(obj.matrix_world)
+    with quiet():
+        s.fitted_shape = found.family
+        for name, value in shapes.named(found.kind, found.params).items():
+            setattr(s, name, value)
+        _set_hull(obj, found.hull_vertices, found.hull_faces)
+        s.fitted_volume = found.volume
+        s.fitted_shape_volume = found.shape_volume
+        s.fit_method = found.method
+        s.fit_closed = found.closed
+        s.fit_note = ", ".join(f"{name} {100.0 * score:.2g}%" for name, score in
+                               sorted(found.scores.items(), key=lambda item: item[1]))
+        s.offset_location = rotations.rotate(rotations.conj(r0), found.center - t0)
+        s.offset_rotation = rotations.mul(rotations.conj(r0), rotations.from_matrix(found.rotation))
+        s.fit_dimensions = obj.dimensions
+    update_display(obj, create=True)
+
+
+def _set_hull(obj, vertices, faces):
+    s = obj.quadric
+    old = s.hull_mesh
+    if vertices is None:
+        s.hull_mesh = None
+    else:
+        mesh = bpy.data.meshes.new(obj.name + " Hull")
+        mesh.from_pydata(np.asarray(vertices).tolist(), [], np.asarray(faces).tolist())
+        s.hull_mesh = mesh
+    if old is not None and old != s.hull_mesh and old.users == 0:
+        bpy.data.meshes.remove(old)
+
+
+def hull_arrays(mesh):
+    """(vertices (V, 3), triangles (F, 3)) of a hull mesh (all its faces are triangles)."""
+    co = np.empty(3 * len(mesh.vertices))
+    mesh.vertices.foreach_get("co", co)
+    loops = np.empty(len(mesh.loops), dtype=np.int64)
+    mesh.loops.foreach_get("vertex_index", loops)
+    return co.reshape(-1, 3), loops.reshape(-1, 3)
+
+
+def shape_of(obj):
+    """(kind, parameter row, hull vertices or None, hull faces or None) of a body, as its settings say."""
+    s = obj.quadric
+    kind = shapes.kind_of(s.fitted_shape)
+    params = shapes.row(kind, semi_axes=s.semi_axes, exponents=s.exponents, half_extents=s.half_extents,
+                        radius=s.radius, half_height=s.half_height)
+    if kind == shapes.HULL:
+        if s.hull_mesh is None or len(s.hull_mesh.vertices) < 4:
+            return kind, params, None, None
+        return (kind, params, *hull_arrays(s.hull_mesh))
+    return kind, params, None, None
+
+
+def shape_pose(obj, matrix):
+    """(centre, quaternion) of the body's shape frame in world space for a given object matrix."""
+    s = obj.quadric
+    t, r, _ = rigid_parts(matrix)
+    offset = np.array(s.offset_rotation, dtype=np.float64)
+    return t + rotations.rotate(r, np.array(s.offset_location)), rotations.mul(r, offset / np.linalg.norm(offset))
+
+
+def changed_since_fit(obj):
+    """True when the object's dimensions (its mesh's bounding box times its scale) changed since the fit."""
+    fitted = np.array(obj.quadric.fit_dimensions)
+    if not fitted.any():
+        return False
+    return bool(np.abs(np.array(obj.dimensions) - fitted).max() > 1e-4 * max(fitted.max(), 1e-9))
+
+
+# ------------------------------------------------------------------------------------------ display
+def display_owner(obj):
+    """The body whose shape display ``obj`` is, else None."""
+    constraint = obj.constraints.get(DISPLAY_CONSTRAINT) if obj.type == 'MESH' else None
+    body = constraint.target if constraint is not None else None
+    return body if body is not None and body.quadric.shape_display == obj else None
+
+
+def update_display(obj, create=False):
+    """Redraw the body's wire display from its settings (make one if ``create`` or if it was deleted)."""
+    s = obj.quadric
+    display = s.shape_display
+    if display is None and not create:
+        return None
+    held = display.constraints.get(DISPLAY_CONSTRAINT) if display is not None else None
+    if held is not None and held.target not in (None, obj):
+        display = None  # a copy of another body (Shift+D) points at that body's display: make its own
+    if display is None or display.type != 'MESH':
+        name = obj.name + " Shape"
+        display = bpy.data.objects.new(name, bpy.data.meshes.new(name))
+        s.shape_display = display
+    if not display.users_collection:  # new, or deleted by hand (the pointer keeps it alive)
+        for collection in obj.users_collection:
+            collection.objects.link(display)
+    display.display_type = 'WIRE'
+    display.hide_render = True
+    display.hide_select = True
+    constraint = display.constraints.get(DISPLAY_CONSTRAINT) or display.constraints.new('CHILD_OF')
+    constraint.name = DISPLAY_CONSTRAINT
+    constraint.target = obj
+    constraint.use_scale_x = constraint.use_scale_y = constraint.use_scale_z = False
+    constraint.inverse_matrix = Matrix.Identity(4)
+    kind, params, hull, faces = shape_of(obj)
+    if kind == shapes.HULL and hull is None:
+        vertices, polygons = np.zeros((0, 3)), []
+    else:
+        vertices, polygons = shapes.display_mesh(kind, params, hull, faces)
+    mesh = display.data
+    mesh.clear_geometry()
+    mesh.from_pydata(np.asarray(vertices).tolist(), [], polygons)
+    mesh.update()
+    rotation = Quaternion(np.array(s.offset_rotation) / max(np.linalg.norm(s.offset_rotation), 1e-300))
+    display.matrix_basis = Matrix.LocRotScale(Vector(s.offset_location), rotation, None)
+    return display
+
+
+def remove_display(obj):
+    """Delete the body's display and its hull mesh; returns whether there was a display."""
+    s = obj.quadric
+    display = s.shape_display
+    with quiet():
+        _set_hull(obj, None, None)
+    if display is None:
+        return False
+    mesh = display.data
+    s.shape_display = None
+    bpy.data.objects.remove(display)
+    if mesh is not None and mesh.users == 0:
+        bpy.data.meshes.remove(mesh)
+    return True
+
+
+# --------------------------------------------------------------------------------- update callbacks
+def shape_setting_changed(settings, context):
+    """The Shape setting changed: fit the mesh again with it, unless the body already has that family."""
+    obj = settings.id_data
+    if _quiet[0] or settings.role != 'BODY' or settings.shape == settings.fitted_shape:
+        return
+    try:
+        apply_fit(obj, fit(context, obj))
+    except fitting.FitError as exc:
+        settings.fit_note = f"not fitted: {exc}"
+
+
+def parameters_changed(settings):
+    """A parameter or the offset changed: redraw the display (if the body has one)."""
+    if not _quiet[0] and settings.role == 'BODY':
+        update_display(settings.id_data)
