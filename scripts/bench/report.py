@@ -27,8 +27,9 @@ BENCH_DIR = os.path.join(REPO_ROOT, "docs", "bench")
 REPORT = os.path.join(REPO_ROOT, "docs", "benchmarks.md")
 IMAGES = os.path.join(REPO_ROOT, "docs", "images")
 # columns shown first when a result has them; other scalar fields follow up to MAX_COLUMNS
-PREFERRED = ("engine", "case", "requested_layer", "layer", "scene", "n", "steps_per_s", "ns_per_contact_step",
+PREFERRED = ("engine", "case", "requested_layer", "layer", "scene", "shape", "n", "steps_per_s", "ns_per_contact_step",
              "mean_contacts", "max_penetration_rel_min_semi_axis", "final_max_penetration_rel_min_semi_axis",
+             "max_penetration_rel_min_half_extent", "final_max_penetration_rel_min_half_extent",
              "launch_us", "serial_below", "ratio")
 MAX_COLUMNS = 10
 

@@ -1,0 +1,180 @@
+"""Shapes benchmark: N boxes, or N superellipsoids, dropped into an open box; ours against MuJoCo.
+
+Run from the repository root:
+
+    .venv/bin/python -m scripts.bench.shapes                          # 1,000 boxes and 1,000 superellipsoids, 2 s
+    .venv/bin/python -m scripts.bench.shapes --shape box --n 200 --seconds 0.5
+
+Both engines get the same scene from the same seed: half extents (semi-axes) uniform in
+[0.02, 0.04] m, density 1000 kg/m^3, uniformly random orientations, released at rest from a
+jittered grid whose pitch clears the bounding spheres (a box's corner reaches sqrt 3 times its
+largest half extent), ten layers high, above an open box with room for about four layers.
+Superellipsoids have exponents (0.4, 0.4): rounded boxes. MuJoCo 3 has native boxes; the
+superellipsoids go to it as convex meshes of 300 surface points (Barr's parametrisation, 15 x 20).
+MuJoCo keeps the settings of pile.py (CG, 20 iterations, elliptic cone, soft contacts).
+
+One JSON line per engine and shape, then a ratio line. Penetration for ours is the deepest contact
+per step (max_penetration); for MuJoCo the deepest of data.contact.dist. Both are reported relative
+to the smallest half extent in the scene.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+
+import numpy as np
+
+from scripts.bench.pile import DENSITY, DT, FRICTION, GRAVITY, MUJOCO_CONE, MUJOCO_ITERATIONS, _grid_centres
+
+SIZE_RANGE = (0.02, 0.04)  # m
+EXPONENTS = (0.4, 0.4)
+LAYERS = 10
+GAP = 0.005  # m between bounding spheres at release
+MESH_POINTS = (15, 20)  # superellipsoid mesh for MuJoCo: latitude x longitude samples
+
+
+def make_scene(n: int, seed: int, shape: str) -> dict:
+    rng = np.random.default_rng(seed)
+    sizes = rng.uniform(*SIZE_RANGE, size=(n, 3))
+    quats = rng.normal(size=(n, 4))
+    quats /= np.linalg.norm(quats, axis=1, keepdims=True)
+    radius = math.sqrt(3.0) * SIZE_RANGE[1]
+    spacing = 2.0 * radius + GAP
+    per_row = max(1, math.ceil(math.sqrt(n / LAYERS)))
+    positions, layers = _grid_centres(n, per_row, spacing, radius + GAP)
+    positions[:, :2] += rng.uniform(-0.5 * GAP, 0.5 * GAP, size=(n, 2))
+    side = per_row * spacing + GAP
+    return dict(n=n, seed=seed, shape=shape, sizes=sizes, quats=quats, positions=positions, side=side,
+                wall_height=radius + GAP + layers * spacing)
+
+
+def superellipsoid_points(size, exponents=EXPONENTS, samples=MESH_POINTS) -> np.ndarray:
+    """Barr's parametric surface: x = a C(eta)^e1 C(omega)^e2, y = b C(eta)^e1 S(omega)^e2, z = c S(eta)^e1."""
+    def power(x, e):
+        return np.sign(x) * np.abs(x) ** e
+
+    e1, e2 = exponents
+    eta = np.linspace(-math.pi / 2, math.pi / 2, samples[0])
+    omega = np.linspace(-math.pi, math.pi, samples[1], endpoint=False)
+    eta, omega = np.meshgrid(eta, omega, indexing="ij")
+    points = np.stack([size[0] * power(np.cos(eta), e1) * power(np.cos(omega), e2),
+                       size[1] * power(np.cos(eta), e1) * power(np.sin(omega), e2),
+                       size[2] * power(np.sin(eta), e1)], axis=-1).reshape(-1, 3)
+    return np.unique(np.round(points, 12), axis=0)
+
+
+def mujoco_xml(scene: dict) -> str:
+    half, hz = 0.5 * scene["side"], 0.5 * scene["wall_height"]
+    walls = [((0.0, 0.0, 0.0), (0, 0, 1)), ((-half, 0.0, hz), (1, 0, 0)), ((half, 0.0, hz), (-1, 0, 0)),
+             ((0.0, -half, hz), (0, 1, 0)), ((0.0, half, hz), (0, -1, 0))]
+    lines = ['<mujoco model="shapes">',
+             f'  <option timestep="{DT!r}" gravity="0 0 {-GRAVITY}" solver="CG" iterations="{MUJOCO_ITERATIONS}" '
+             f'cone="{MUJOCO_CONE}"/>',
+             f'  <size memory="{max(64, scene["n"] // 10)}M"/>',
+             f'  <default><geom condim="3" friction="{FRICTION} 0 0"/></default>']
+    if scene["shape"] == "superellipsoid":
+        lines.append("  <asset>")
+        for i, size in enumerate(scene["sizes"]):
+            vertices = " ".join(f"{v:.12g}" for v in superellipsoid_points(size).ravel())
+            lines.append(f'    <mesh name="s{i}" vertex="{vertices}"/>')
+        lines.append("  </asset>")
+    lines.append("  <worldbody>")
+    for pos, zaxis in walls:
+        lines.append(f'    <geom type="plane" size="0 0 1" pos="{pos[0]} {pos[1]} {pos[2]}" '
+                     f'zaxis="{zaxis[0]} {zaxis[1]} {zaxis[2]}"/>')
+    for i in range(scene["n"]):
+        p, q, a = scene["positions"][i], scene["quats"][i], scene["sizes"][i]
+        geom = (f'type="box" size="{a[0]:.17g} {a[1]:.17g} {a[2]:.17g}"' if scene["shape"] == "box"
+                else f'type="mesh" mesh="s{i}"')
+        lines.append(f'    <body pos="{p[0]:.17g} {p[1]:.17g} {p[2]:.17g}" '
+                     f'quat="{q[0]:.17g} {q[1]:.17g} {q[2]:.17g} {q[3]:.17g}"><freejoint/>'
+                     f'<geom {geom} density="{DENSITY}"/></body>')
+    lines += ["  </worldbody>", "</mujoco>"]
+    return "\n".join(lines)
+
+
+def run_mujoco(scene: dict, steps: int) -> dict:
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_string(mujoco_xml(scene))
+    data = mujoco.MjData(model)
+    seconds, contacts, deepest = 0.0, np.empty(steps), np.empty(steps)
+    for k in range(steps):
+        t0 = time.perf_counter()
+        mujoco.mj_step(model, data)
+        seconds += time.perf_counter() - t0
+        contacts[k] = data.ncon
+        deepest[k] = max(0.0, float(-data.contact.dist[:data.ncon].min())) if data.ncon else 0.0
+    return _result("mujoco", scene, steps, seconds, contacts, deepest, dict(mujoco_version=mujoco.__version__))
+
+
+def our_scene(scene: dict):
+    import solver
+
+    out = solver.Scene(gravity=(0.0, 0.0, -GRAVITY))
+    material = solver.Material(friction=FRICTION)
+    half, hz = 0.5 * scene["side"], 0.5 * scene["wall_height"]
+    out.add_box_container(center=(0.0, 0.0, hz), half_extents=(half, half, hz), material=material)
+    for i in range(scene["n"]):
+        size = tuple(scene["sizes"][i])
+        shape = solver.Box(size) if scene["shape"] == "box" else solver.Superellipsoid(size, EXPONENTS)
+        out.add_body(shape, position=tuple(scene["positions"][i]), orientation=tuple(scene["quats"][i]),
+                     density=DENSITY, material=material)
+    return out
+
+
+def run_ours(scene: dict, steps: int) -> dict:
+    import solver
+
+    solver.Simulation(our_scene(make_scene(8, 1, scene["shape"])), dt=DT).step(2)  # compile outside the timing
+    sim = solver.Simulation(our_scene(scene), dt=DT)
+    seconds, contacts, deepest = 0.0, np.empty(steps), np.empty(steps)
+    phases: dict = {}
+    for k in range(steps):
+        t0 = time.perf_counter()
+        sim.step(1)
+        seconds += time.perf_counter() - t0
+        contacts[k] = sim.stats["contacts"]
+        deepest[k] = sim.stats["max_penetration"]
+        for name, value in sim.stats["phase_seconds"].items():
+            phases[name] = phases.get(name, 0.0) + float(value)
+    return _result("ours", scene, steps, seconds, contacts, deepest, dict(phase_seconds_total=phases))
+
+
+def _result(engine, scene, steps, seconds, contacts, deepest, extra) -> dict:
+    smallest = float(scene["sizes"].min())
+    window = max(1, int(round(0.1 / DT)))
+    result = dict(engine=engine, shape=scene["shape"], n=scene["n"], steps=steps, steps_per_s=steps / seconds,
+                  mean_contacts=float(contacts.mean()), max_penetration=float(deepest.max()),
+                  max_penetration_rel_min_half_extent=float(deepest.max()) / smallest,
+                  final_max_penetration_rel_min_half_extent=float(deepest[-window:].max()) / smallest,
+                  step_wall_s=seconds, seed=scene["seed"])
+    result.update(extra)
+    return result
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--shape", default="box,superellipsoid", help="comma list of box, superellipsoid")
+    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--engines", default="ours,mujoco")
+    args = parser.parse_args(argv)
+    steps = int(round(args.seconds / DT))
+    for shape in args.shape.split(","):
+        scene = make_scene(args.n, args.seed, shape)
+        results = {}
+        for engine in args.engines.split(","):
+            results[engine] = (run_ours if engine == "ours" else run_mujoco)(scene, steps)
+            print(json.dumps(results[engine]), flush=True)
+        if len(results) == 2:
+            print(json.dumps(dict(ratio="ours/mujoco", shape=shape, n=args.n,
+                                  steps_per_s=results["ours"]["steps_per_s"] / results["mujoco"]["steps_per_s"])),
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
