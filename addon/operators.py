@@ -15,6 +15,18 @@ from .properties import BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIEL
 active_job = None
 
 
+def _named_or_selected(operator, context):
+    """The object the operator's ``object`` names (the panel's), else the selection; None (reported) if the
+    named object does not exist."""
+    if not operator.object:
+        return _selected(context)
+    obj = bpy.data.objects.get(operator.object)
+    if obj is None:
+        operator.report({'ERROR'}, f"object '{operator.object}' does not exist")
+        return None
+    return [obj]
+
+
 def _selected(context):
     return list(context.selected_objects or [])
 
@@ -145,11 +157,9 @@ class QUADRIC_OT_fit_shape(bpy.types.Operator):
                                                       "empty: the selected bodies")
 
     def execute(self, context):
-        if self.object:
-            obj = bpy.data.objects.get(self.object)
-            objs = [obj] if obj is not None else []
-        else:
-            objs = _selected(context)
+        objs = _named_or_selected(self, context)
+        if objs is None:
+            return {'CANCELLED'}
         bodies = [o for o in objs if o.quadric.role == 'BODY']
         if not bodies:
             self.report({'ERROR'}, "select one or more quadric bodies to fit their shapes again")
@@ -680,14 +690,9 @@ class QUADRIC_OT_remove(bpy.types.Operator):
                                                       "shows); empty: the selected objects")
 
     def execute(self, context):
-        if self.object:
-            obj = bpy.data.objects.get(self.object)
-            if obj is None:
-                self.report({'ERROR'}, f"object '{self.object}' does not exist")
-                return {'CANCELLED'}
-            objs = [obj]
-        else:
-            objs = _selected(context)
+        objs = _named_or_selected(self, context)
+        if objs is None:
+            return {'CANCELLED'}
         targets = []
         for obj in objs:
             obj = rope_rig_of(obj) or obj

@@ -174,29 +174,43 @@ def supporting_feature(kind, params, hull_vertices, hull_faces, position, rotati
     return 1
 
 
+@njit(**JIT, inline="always")
+def _centroid(polygon, count):
+    cx, cy, cz = 0.0, 0.0, 0.0
+    for k in range(count):
+        cx += polygon[k, 0] / count
+        cy += polygon[k, 1] / count
+        cz += polygon[k, 2] / count
+    return cx, cy, cz
+
+
+@njit(**JIT, inline="always")
+def _side_plane(clipper, clip_count, e, cx, cy, cz, nx, ny, nz):
+    """Side plane of edge e of the clipper polygon: a point on it and its normal m (along n x edge), which
+    points to the centroid c, the inside."""
+    ax, ay, az = clipper[e, 0], clipper[e, 1], clipper[e, 2]
+    f = (e + 1) % clip_count
+    ex, ey, ez = clipper[f, 0] - ax, clipper[f, 1] - ay, clipper[f, 2] - az
+    mx, my, mz = ny * ez - nz * ey, nz * ex - nx * ez, nx * ey - ny * ex
+    if mx * (cx - ax) + my * (cy - ay) + mz * (cz - az) < 0.0:
+        mx, my, mz = -mx, -my, -mz
+    return ax, ay, az, mx, my, mz
+
+
 @njit(**JIT)
 def _clip_polygon(subject, count, clipper, clip_count, nx, ny, nz, work, out):
     """subject (count >= 3 corners) clipped to the prism of the clipper's polygon along n; count of out.
 
     Each clipper edge's side plane contains the edge and n; the clipper's centroid marks its inside.
     """
-    cx, cy, cz = 0.0, 0.0, 0.0
-    for k in range(clip_count):
-        cx += clipper[k, 0] / clip_count
-        cy += clipper[k, 1] / clip_count
-        cz += clipper[k, 2] / clip_count
+    cx, cy, cz = _centroid(clipper, clip_count)
     for k in range(count):
         out[k, :] = subject[k, :]
     n_out = count
     for e in range(clip_count):
         if n_out == 0:
             break
-        ax, ay, az = clipper[e, 0], clipper[e, 1], clipper[e, 2]
-        f = (e + 1) % clip_count
-        ex, ey, ez = clipper[f, 0] - ax, clipper[f, 1] - ay, clipper[f, 2] - az
-        mx, my, mz = ny * ez - nz * ey, nz * ex - nx * ez, nx * ey - ny * ex
-        if mx * (cx - ax) + my * (cy - ay) + mz * (cz - az) < 0.0:
-            mx, my, mz = -mx, -my, -mz
+        ax, ay, az, mx, my, mz = _side_plane(clipper, clip_count, e, cx, cy, cz, nx, ny, nz)
         for k in range(n_out):
             work[k, :] = out[k, :]
         n_in = n_out
@@ -219,19 +233,10 @@ def _clip_polygon(subject, count, clipper, clip_count, nx, ny, nz, work, out):
 @njit(**JIT)
 def _clip_segment(segment, clipper, clip_count, nx, ny, nz, out):
     """The part of a segment inside the prism of the clipper's polygon along n: 0 or 2 points in out."""
-    cx, cy, cz = 0.0, 0.0, 0.0
-    for k in range(clip_count):
-        cx += clipper[k, 0] / clip_count
-        cy += clipper[k, 1] / clip_count
-        cz += clipper[k, 2] / clip_count
+    cx, cy, cz = _centroid(clipper, clip_count)
     t0, t1 = 0.0, 1.0
     for e in range(clip_count):
-        ax, ay, az = clipper[e, 0], clipper[e, 1], clipper[e, 2]
-        f = (e + 1) % clip_count
-        ex, ey, ez = clipper[f, 0] - ax, clipper[f, 1] - ay, clipper[f, 2] - az
-        mx, my, mz = ny * ez - nz * ey, nz * ex - nx * ez, nx * ey - ny * ex
-        if mx * (cx - ax) + my * (cy - ay) + mz * (cz - az) < 0.0:
-            mx, my, mz = -mx, -my, -mz
+        ax, ay, az, mx, my, mz = _side_plane(clipper, clip_count, e, cx, cy, cz, nx, ny, nz)
         s0 = mx * (segment[0, 0] - ax) + my * (segment[0, 1] - ay) + mz * (segment[0, 2] - az)
         s1 = mx * (segment[1, 0] - ax) + my * (segment[1, 1] - ay) + mz * (segment[1, 2] - az)
         if s0 < 0.0 and s1 < 0.0:
@@ -330,6 +335,18 @@ def _order_around(points, keep, count, nx, ny, nz, rotation):
 
 
 @njit(**JIT)
+def _finish(points, depth, count, nx, ny, nz, rotation, keep, out):
+    """The patch's points, reduced to PATCH and put in angle order, into out (x, y, z, depth); their count."""
+    chosen = reduce_patch(points, depth, count, nx, ny, nz, keep)
+    _order_around(points, keep, chosen, nx, ny, nz, rotation)
+    for k in range(chosen):
+        for r in range(3):
+            out[k, r] = points[keep[k], r]
+        out[k, 3] = depth[keep[k]]
+    return chosen
+
+
+@njit(**JIT)
 def pair_patch(kinds, params, hull_vertices, hull_faces, positions, rotations, nx, ny, nz, reach, scratch, out):
     """Patch of shapes 0 (A) and 1 (B) of a pair along the unit normal n from A to B; count of points.
 
@@ -370,13 +387,7 @@ def pair_patch(kinds, params, hull_vertices, hull_faces, positions, rotations, n
             clipped[kept, 2] = clipped[k, 2] + shift * nz
             depth[kept] = overlap
             kept += 1
-    chosen = reduce_patch(clipped, depth, kept, nx, ny, nz, keep)
-    _order_around(clipped, keep, chosen, nx, ny, nz, rotations[0])
-    for k in range(chosen):
-        for r in range(3):
-            out[k, r] = clipped[keep[k], r]
-        out[k, 3] = depth[keep[k]]
-    return chosen
+    return _finish(clipped, depth, kept, nx, ny, nz, rotations[0], keep, out)
 
 
 @njit(**JIT)
@@ -399,13 +410,7 @@ def plane_patch(kind, params, hull_vertices, hull_faces, position, rotation, px,
             points[kept, 2] = feature[k, 2] + 0.5 * overlap * nz
             depth[kept] = overlap
             kept += 1
-    chosen = reduce_patch(points, depth, kept, nx, ny, nz, keep)
-    _order_around(points, keep, chosen, nx, ny, nz, rotation)
-    for k in range(chosen):
-        for r in range(3):
-            out[k, r] = points[keep[k], r]
-        out[k, 3] = depth[keep[k]]
-    return chosen
+    return _finish(points, depth, kept, nx, ny, nz, rotation, keep, out)
 
 
 @njit(**JIT)
