@@ -19,11 +19,14 @@ import numpy as np
 from numba import njit
 
 from ..math3d import JIT
-from ..shapes.support import BOX, CAPSULE, CYLINDER, HULL, support_xyz
+from ..shapes.support import BOX, CAPSULE, CYLINDER, HULL, SUPERELLIPSOID, support_xyz
 
 PATCH = 4          # contact points per pair at most
 MAX_FEATURE = 16   # corners of a supporting feature at most (a hull face with more is subsampled)
 CAP_CORNERS = 8    # a cylinder cap's polygon
+# tan of the angle between n and _rounded_corners' four directions: about 3 degrees reaches half way out a
+# (0.4, 0.4) superellipsoid's face, 0.9% of its size above its lowest point (0.7 of the way at exponents 0.2)
+TILT = 0.05
 # a hull vertex within this fraction of the shape's size of the chosen face's plane belongs to the face
 FACE_TOLERANCE = 1e-6
 
@@ -198,6 +201,40 @@ def _side_plane(clipper, clip_count, e, cx, cy, cz, nx, ny, nz):
 
 
 @njit(**JIT)
+def _rounded_corners(kind, params, hull_vertices, position, rotation, nx, ny, nz, out):
+    """A boxy superellipsoid's support point along n and its support points along four directions
+    tilted from n (by atan TILT, along the diagonals of two body axes): 5 world points into out.
+
+    Its flat faces meet a plane in a patch, not a point (a rounded box landing on one edge slams its
+    face down within a substep); these points stand for that patch.
+    """
+    dx = rotation[0, 0] * nx + rotation[1, 0] * ny + rotation[2, 0] * nz
+    dy = rotation[0, 1] * nx + rotation[1, 1] * ny + rotation[2, 1] * nz
+    dz = rotation[0, 2] * nx + rotation[1, 2] * ny + rotation[2, 2] * nz
+    x, y, z = support_xyz(kind, params, hull_vertices, dx, dy, dz)
+    _to_world(position, rotation, x, y, z, out, 0)
+    # the two body axes most across d, made perpendicular to it
+    ax = abs(dx)
+    ay = abs(dy)
+    az = abs(dz)
+    ux, uy, uz = (1.0, 0.0, 0.0) if (ax <= ay or ax <= az) else (0.0, 1.0, 0.0)
+    if az < ax and az < ay:
+        ux, uy, uz = 0.0, 0.0, 1.0
+    along = ux * dx + uy * dy + uz * dz
+    ux, uy, uz = ux - along * dx, uy - along * dy, uz - along * dz
+    length = np.sqrt(ux * ux + uy * uy + uz * uz)
+    ux, uy, uz = ux / length, uy / length, uz / length
+    wx, wy, wz = dy * uz - dz * uy, dz * ux - dx * uz, dx * uy - dy * ux
+    for k in range(4):
+        su = TILT * (1.0 if k == 0 or k == 3 else -1.0)
+        sw = TILT * (1.0 if k < 2 else -1.0)
+        x, y, z = support_xyz(kind, params, hull_vertices, dx + su * ux + sw * wx, dy + su * uy + sw * wy,
+                              dz + su * uz + sw * wz)
+        _to_world(position, rotation, x, y, z, out, k + 1)
+    return 5
+
+
+@njit(**JIT)
 def _clip_polygon(subject, count, clipper, clip_count, nx, ny, nz, work, out):
     """subject (count >= 3 corners) clipped to the prism of the clipper's polygon along n; count of out.
 
@@ -347,6 +384,24 @@ def _finish(points, depth, count, nx, ny, nz, rotation, keep, out):
 
 
 @njit(**JIT)
+def _pair_feature(kind, params, hull_vertices, hull_faces, position, rotation, nx, ny, nz, out, local):
+    """The feature a pair clips with along n: (its corner count, the shape's support height along n, whether it
+    is a boxy superellipsoid's). Such a shape's feature is the quadrilateral of _rounded_corners' four tilted
+    supports, and its own support point waits in out[MAX_FEATURE - 1]."""
+    if kind == SUPERELLIPSOID and min(params[3], params[4]) < 1.0:
+        _rounded_corners(kind, params, hull_vertices, position, rotation, nx, ny, nz, local)
+        for k in range(4):
+            out[k, :] = local[k + 1, :]
+        out[MAX_FEATURE - 1, :] = local[0, :]
+        return 4, nx * local[0, 0] + ny * local[0, 1] + nz * local[0, 2], True
+    count = supporting_feature(kind, params, hull_vertices, hull_faces, position, rotation, nx, ny, nz, out, local)
+    height = -np.inf
+    for k in range(count):
+        height = max(height, nx * out[k, 0] + ny * out[k, 1] + nz * out[k, 2])
+    return count, height, False
+
+
+@njit(**JIT)
 def pair_patch(kinds, params, hull_vertices, hull_faces, positions, rotations, nx, ny, nz, reach, scratch, out):
     """Patch of shapes 0 (A) and 1 (B) of a pair along the unit normal n from A to B; count of points.
 
@@ -355,19 +410,13 @@ def pair_patch(kinds, params, hull_vertices, hull_faces, positions, rotations, n
     something, or two segments): the caller keeps its single point. scratch: new_patch_scratch().
     """
     feature_a, feature_b, local, clipped, work, depth, keep = scratch
-    count_a = supporting_feature(kinds[0], params[0], hull_vertices, hull_faces, positions[0], rotations[0],
-                                 nx, ny, nz, feature_a, local)
-    count_b = supporting_feature(kinds[1], params[1], hull_vertices, hull_faces, positions[1], rotations[1],
-                                 -nx, -ny, -nz, feature_b, local)
+    count_a, height_a, round_a = _pair_feature(kinds[0], params[0], hull_vertices, hull_faces, positions[0],
+                                               rotations[0], nx, ny, nz, feature_a, local)
+    count_b, height_b, round_b = _pair_feature(kinds[1], params[1], hull_vertices, hull_faces, positions[1],
+                                               rotations[1], -nx, -ny, -nz, feature_b, local)
+    height_b = -height_b  # B reaches down to height_b along n, A up to height_a
     if count_a < 2 or count_b < 2 or (count_a == 2 and count_b == 2):
         return 0
-    # the planes of the supports: A reaches up to height_a along n, B down to height_b
-    height_a = -np.inf
-    for k in range(count_a):
-        height_a = max(height_a, nx * feature_a[k, 0] + ny * feature_a[k, 1] + nz * feature_a[k, 2])
-    height_b = np.inf
-    for k in range(count_b):
-        height_b = min(height_b, nx * feature_b[k, 0] + ny * feature_b[k, 1] + nz * feature_b[k, 2])
     on_b = True  # whether the clipped points lie on B (else on A)
     if count_b >= 3 and count_a >= 3:
         count = _clip_polygon(feature_b, count_b, feature_a, count_a, nx, ny, nz, work, clipped)
@@ -387,6 +436,16 @@ def pair_patch(kinds, params, hull_vertices, hull_faces, positions, rotations, n
             clipped[kept, 2] = clipped[k, 2] + shift * nz
             depth[kept] = overlap
             kept += 1
+    # a rounded face's own support point, where it reaches furthest: at the full depth
+    for side in range(2):
+        if (round_a if side == 0 else round_b) and kept > 0:
+            feature = feature_a if side == 0 else feature_b
+            overlap = height_a - height_b
+            shift = -0.5 * overlap if side == 0 else 0.5 * overlap
+            for r in range(3):
+                clipped[kept, r] = feature[MAX_FEATURE - 1, r] + shift * (nx if r == 0 else (ny if r == 1 else nz))
+            depth[kept] = overlap
+            kept += 1
     return _finish(clipped, depth, kept, nx, ny, nz, rotations[0], keep, out)
 
 
@@ -396,11 +455,15 @@ def plane_patch(kind, params, hull_vertices, hull_faces, position, rotation, px,
     """Patch of a shape on the plane through p with unit normal n (into free space); count of points.
 
     out[k] = (x, y, z, depth) as for pair_patch. Every corner of the shape's supporting feature along -n
-    within the reach of the plane counts.
+    within the reach of the plane counts; a boxy superellipsoid (an exponent below 1) offers its support
+    point and four around it (_rounded_corners).
     """
     feature, _, local, points, _, depth, keep = scratch
-    count = supporting_feature(kind, params, hull_vertices, hull_faces, position, rotation, -nx, -ny, -nz, feature,
-                               local)
+    if kind == SUPERELLIPSOID and min(params[3], params[4]) < 1.0:
+        count = _rounded_corners(kind, params, hull_vertices, position, rotation, -nx, -ny, -nz, feature)
+    else:
+        count = supporting_feature(kind, params, hull_vertices, hull_faces, position, rotation, -nx, -ny, -nz,
+                                   feature, local)
     kept = 0
     for k in range(count):
         overlap = -(nx * (feature[k, 0] - px) + ny * (feature[k, 1] - py) + nz * (feature[k, 2] - pz))

