@@ -5,6 +5,11 @@ Each scenario runs in its own `python` process because HOME and BLENDER_USER_RES
 set before bpy is imported. The user folder lives in build/test-blender-user-<bpy version> (git-ignored) and is
 wiped and re-installed whenever the built zip's contents change; keeping it between runs keeps
 numba's on-disk cache warm (a cold compile of the solver takes a couple of minutes here).
+
+That cache holds the installed extension's copy of the solver; this checkout's copy (`python -m solver run`
+here, and the tests in tests/solver after these) is cached apart, and compiling it cold takes as long again.
+The scenarios that compile cold inside Blender use one core, so `checkout_kernels` compiles this checkout's
+copy beside them (checkout_kernels.py), and the add-on tests hand the next tests a warm cache.
 """
 import hashlib
 import importlib.metadata
@@ -13,14 +18,16 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import zipfile
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 PYTHON = sys.executable
-SCENARIOS = Path(__file__).with_name("blender_scenarios.py")
+SCENARIOS = HERE / "blender_scenarios.py"
 
 
 def _package_digest(zip_path):
@@ -118,3 +125,78 @@ def scenario(installed, tmp_path_factory):
         return cache[key]
 
     return run
+
+
+class CheckoutKernels:
+    """This checkout's solver kernels compiling into numba's cache in a background process (checkout_kernels.py).
+
+    Its cache folder is the one `python -m solver` and the solver tests use (the environment is this process's);
+    one thread, so that it takes one core and no more from a Blender scenario that simulates meanwhile.
+    """
+
+    def __init__(self, kinds, log):
+        self._log = open(log, "w")
+        self._proc = subprocess.Popen([PYTHON, "-m", "tests.addon.checkout_kernels", *kinds], cwd=ROOT,
+                                      env=dict(os.environ, NUMBA_NUM_THREADS="1"), stdout=subprocess.PIPE,
+                                      stderr=self._log, text=True)
+        self.compiled = set()
+        self._ended = False
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self._proc.stdout:
+            with self._changed:
+                self.compiled.add(line.strip())
+                self._changed.notify_all()
+        with self._changed:
+            self._ended = True
+            self._changed.notify_all()
+
+    def wait_for(self, kind, timeout=900):
+        """Until the kernels of ``kind`` are in the cache, or the process ended (or hangs) without them: then
+        whoever needs them compiles them, as without this."""
+        with self._changed:
+            self._changed.wait_for(lambda: kind in self.compiled or self._ended, timeout)
+
+    def finish(self, timeout=900):
+        """Let it compile the rest; killed after ``timeout`` s."""
+        try:
+            self._proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+
+    def stop(self):
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+        self._reader.join()
+        self._log.close()
+
+
+_CHECKOUT_KERNELS = pytest.StashKey[CheckoutKernels]()
+
+
+@pytest.fixture(scope="session")
+def checkout_kernels(request, tmp_path_factory):
+    """Compiles this checkout's kernels beside a Blender scenario that compiles the installed copy's (see the top).
+
+    The kernels for bodies come first: `python -m solver run` in test_operators.py needs them. The others (ropes,
+    particles and their mixes) only where tests outside tests/addon follow in this session.
+    """
+    from tests.addon.checkout_kernels import KINDS
+
+    later = any(HERE not in item.path.parents for item in request.session.items)
+    warm = CheckoutKernels(KINDS if later else KINDS[:1], tmp_path_factory.mktemp("kernels") / "stderr.txt")
+    request.config.stash[_CHECKOUT_KERNELS] = warm
+    yield warm
+    warm.stop()
+
+
+def pytest_runtest_teardown(item, nextitem):
+    """Before the first test outside tests/addon, let the checkout's kernels finish compiling: they are that
+    test's and the next ones' (which would otherwise compile them again, or run beside the compile)."""
+    warm = item.config.stash.get(_CHECKOUT_KERNELS, None)
+    if warm is not None and nextitem is not None and HERE not in nextitem.path.parents:
+        warm.finish()

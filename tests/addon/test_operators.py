@@ -82,7 +82,9 @@ def test_failed_simulation_changes_nothing(fit):
 
 # -------------------------------------------------------------------------------- bake
 @pytest.fixture(scope="module")
-def baked(scenario, tmp_path_factory):
+def baked(checkout_kernels, scenario, tmp_path_factory):
+    # the first scenario that simulates: it compiles the installed solver while checkout_kernels compiles this
+    # checkout's (conftest.py)
     blend = tmp_path_factory.mktemp("bake") / "scene.blend"
     res = scenario("bake", blend)
     res["blend"] = blend
@@ -209,10 +211,11 @@ def test_bake_script_fails_with_nonzero_exit(baked, installed, tmp_path):
     assert "frame range" in proc.stderr
 
 
-def test_export_scene_run_elsewhere_and_import_recording(baked, scenario, tmp_path):
+def test_export_scene_run_elsewhere_and_import_recording(baked, scenario, checkout_kernels, tmp_path):
     scene_json = tmp_path / "scene.json"
     assert scenario("export", baked["blend"], scene_json)["result"] == ["FINISHED"]
     rec = tmp_path / "rec.npz"
+    checkout_kernels.wait_for("bodies")  # so the run loads them from numba's cache rather than compiling them again
     proc = subprocess.run([sys.executable, "-m", "solver", "run", str(scene_json), "-o", str(rec), "--frames", "40",
                            "--fps", "24", "--substeps", "8", "--quiet"], cwd=ROOT, capture_output=True, text=True,
                           timeout=900)
