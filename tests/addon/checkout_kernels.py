@@ -17,14 +17,16 @@ import numpy as np
 
 import solver
 
-KINDS = ("bodies", "ropes", "bodies_particles", "all", "particles")
+KINDS = ("bodies", "ropes", "bodies_particles", "all", "particles", "shapes")
 
 
-def scene_of(bodies, ropes, particles):
+def scene_of(bodies, ropes, particles, shapes=False):
     scene = solver.Scene()
     scene.add_plane()
     if bodies:
         scene.add_ellipsoid((0.05, 0.04, 0.03), position=(0.0, 0.0, 0.2))
+    if shapes:  # a body that is not an ellipsoid: the kernels with the other shapes' paths
+        scene.add_body(solver.Box((0.05, 0.04, 0.03)), position=(0.3, 0.0, 0.2))
     if ropes:
         scene.add_rope(np.linspace((-0.2, 0.2, 0.5), (0.2, 0.2, 0.5), 5), pinned=(0,))
     if particles:
@@ -36,7 +38,7 @@ def scene_of(bodies, ropes, particles):
 
 
 SCENES = {"bodies": (True, False, False), "ropes": (True, True, False), "bodies_particles": (True, False, True),
-          "all": (True, True, True), "particles": (False, False, True)}
+          "all": (True, True, True), "particles": (False, False, True), "shapes": (True, False, False, True)}
 
 
 def main(kinds):
