@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
@@ -69,6 +70,7 @@ class Scene:
         self.planes: list[dict] = []
         self.boxes: list[dict] = []
         self.tubes: list[dict] = []
+        self.meshes: list[dict] = []  # static triangle meshes (add_mesh_collider)
         self.ropes: list[dict] = []  # rope specs (solver/ropes/model.py builds them)
         self.particles: list[dict] = []  # particle groups and mass-spring bodies (solver/particles/model.py)
         self.forces: list[dict] = []  # force objects on particle groups, as file values (solver/particles/forces.py)
@@ -241,6 +243,29 @@ class Scene:
                                material=self._material_index(owner, material)))
         return index
 
+    def add_mesh_collider(self, vertices, triangles, material=None, name=None) -> int:
+        """Add a static triangle mesh (terrain, a bowl, stairs; open or closed) and return its mesh index.
+
+        vertices (V, 3) in world coordinates; triangles (T, 3) vertex indices. A triangle's front is the
+        side from which its corners run counter-clockwise, as in Blender: bodies in front of a triangle
+        collide with it and stay in front; a body whose centre is behind a triangle passes through it.
+        Triangles wound against their neighbours therefore leak; they get a warning. Triangles of no
+        area are left out.
+        """
+        from .shapes.mesh import check_mesh, mesh_topology
+
+        index = len(self.meshes)
+        owner = self._owner("mesh collider", index, name)
+        points, rows = check_mesh(owner, vertices, triangles)
+        topology = mesh_topology(points, rows)
+        if topology.flipped_edges:
+            warnings.warn(f"{owner}: {topology.flipped_edges} edges join triangles that face opposite ways; bodies "
+                          f"pass through a triangle from behind, so recalculate the normals (outside) to make "
+                          f"them agree", stacklevel=2)
+        self.meshes.append(dict(name=name, vertices=points.tolist(), triangles=rows.tolist(),
+                                material=self._material_index(owner, material)))
+        return index
+
     # ------------------------------------------------------------------- ropes
     def add_rope(self, points, radius=0.015, density=1200.0, young_modulus=5e4, shear_modulus=1e5, damping=0.0,
                  material=None, pinned=(), attachments=(), name=None, clamped=()) -> int:
@@ -335,7 +360,7 @@ class Scene:
                         materials=[asdict(m) for m in self.materials], bodies=self.bodies,
                         planes=self.planes, boxes=self.boxes, tubes=self.tubes, ropes=self.ropes)
         # only where there are any, so that scenes without them keep their content hash
-        for key in ("particles", "forces"):
+        for key in ("meshes", "particles", "forces"):
             if getattr(self, key):
                 document[key] = getattr(self, key)
         return document
@@ -406,10 +431,12 @@ _FILE_KEYS = {
     "planes": (("point", "normal"), ("name", "material")),
     "boxes": (("center", "half_extents"), ("name", "material", "rotation")),
     "tubes": (("center", "axis", "radius", "length"), ("name", "material")),
+    "meshes": (("vertices", "triangles"), ("name", "material")),
     "ropes": (("points",), ("name", "material", "radius", "density", "young_modulus", "shear_modulus", "damping",
                             "pinned", "clamped", "attachments")),
 }
-_ADD = dict(planes="add_plane", boxes="add_box_container", tubes="add_tube", ropes="add_rope")
+_ADD = dict(planes="add_plane", boxes="add_box_container", tubes="add_tube", meshes="add_mesh_collider",
+            ropes="add_rope")
 # particle groups by their "kind": (required, optional) keys and the add_* method
 _GROUP_KEYS = {
     "particles": (("positions",), ("name", "velocities", "mass", "radius", "material", "pinned",

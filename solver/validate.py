@@ -120,6 +120,31 @@ def array(owner: str, field: str, value, shape: tuple, what: str) -> np.ndarray:
     return result
 
 
+def index_rows(owner: str, field: str, value, n, width: int, what: str, holder: str = "there are") -> np.ndarray:
+    """An (m, width) int64 array of indices from 0 to n - 1 (n None: any >= 0); ``what`` names an index in
+    errors ('vertex'), ``holder`` what has n of them ('group 2 has')."""
+    shape = f"an (m, {width}) array of {what} indices"
+    try:
+        rows = np.asarray(value)
+    except (ValueError, TypeError):
+        raise FieldError(owner, field, f"must be {shape}, got {describe(value)}") from None
+    if rows.size == 0:
+        rows = rows.reshape(0, width)
+    if rows.ndim != 2 or rows.shape[1] != width or rows.dtype.kind not in "iuf":
+        raise FieldError(owner, field, f"must be {shape}, got {describe(value)}")
+    if rows.dtype.kind == "f" and not np.all(np.isfinite(rows) & (rows == np.round(rows))):
+        raise FieldError(owner, field, f"must hold whole {what} indices, got {describe(value)}")
+    rows = rows.astype(np.int64)
+    outside = (rows < 0) if n is None else (rows < 0) | (rows >= n)
+    bad = np.flatnonzero(np.any(outside, axis=1))
+    if bad.size:
+        k = int(bad[0])
+        missing = int(rows[k][outside[k]][0])
+        there = "indices start at 0" if n is None else f"{holder} {n}, numbered 0 to {n - 1}"
+        raise FieldError(owner, f"{field}[{k}]", f"refers to {what} {missing}, which does not exist ({there})")
+    return rows
+
+
 def vector(owner: str, field: str, value, size: int) -> tuple:
     """``size`` finite numbers as a tuple of floats; FieldError otherwise."""
     return tuple(float(x) for x in array(owner, field, value, (size,), f"{size} numbers"))

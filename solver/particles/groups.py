@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validate import FieldError, array, describe, flag, integer, number
+from ..validate import FieldError, array, flag, index_rows, integer, number
 
 
 def group_label(kind: str, index: int, name) -> str:
@@ -46,24 +46,7 @@ def _indices(owner: str, field: str, value, n: int) -> list:
 def index_pairs(owner: str, field: str, value, n, what: str, holder: str = "there are") -> np.ndarray:
     """An (m, 2) int64 array of pairs of two different indices from 0 to n - 1 (n None: any >= 0); ``what``
     names an index in errors ('vertex'), ``holder`` what has n of them ('group 2 has')."""
-    try:
-        pairs = np.asarray(value)
-    except (ValueError, TypeError):
-        raise FieldError(owner, field, f"must be an (m, 2) array of {what} indices, got {describe(value)}") from None
-    if pairs.size == 0:
-        pairs = pairs.reshape(0, 2)
-    if pairs.ndim != 2 or pairs.shape[1] != 2 or pairs.dtype.kind not in "iuf":
-        raise FieldError(owner, field, f"must be an (m, 2) array of {what} indices, got {describe(value)}")
-    if pairs.dtype.kind == "f" and not np.all(np.isfinite(pairs) & (pairs == np.round(pairs))):
-        raise FieldError(owner, field, f"must hold whole {what} indices, got {describe(value)}")
-    pairs = pairs.astype(np.int64)
-    outside = (pairs < 0) if n is None else (pairs < 0) | (pairs >= n)
-    bad = np.flatnonzero(np.any(outside, axis=1))
-    if bad.size:
-        k = int(bad[0])
-        missing = int(pairs[k][outside[k]][0])
-        there = "indices start at 0" if n is None else f"{holder} {n}, numbered 0 to {n - 1}"
-        raise FieldError(owner, f"{field}[{k}]", f"refers to {what} {missing}, which does not exist ({there})")
+    pairs = index_rows(owner, field, value, n, 2, what, holder)
     same = np.flatnonzero(pairs[:, 0] == pairs[:, 1])
     if same.size:
         k = int(same[0])
