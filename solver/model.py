@@ -3,7 +3,9 @@
 Built once from a Scene. Kernels read it and never write it (MuJoCo's mjModel,
 Newton's Model). Static colliders share one index space, ``static id``:
 planes first, then the walls of box containers (five one-sided rectangles per
-box), then tubes.
+box), then tubes, then the triangles of the mesh colliders, mesh by mesh. The
+static_* arrays other than static_material end before the triangles; their
+geometry is in MeshColliders.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .collision.bvh import build_hierarchy
 from .math3d import quat_to_matrix_np
 from .shapes.support import CYLINDER, HULL, PARAMS
 
@@ -44,7 +47,7 @@ class Model(NamedTuple):
     static_u: np.ndarray             # (S, 3) wall in-plane axis 1
     static_v: np.ndarray             # (S, 3) wall in-plane axis 2
     static_size: np.ndarray          # (S, 2) wall half sizes along u, v; tube (radius, half length)
-    static_material: np.ndarray      # (S,) int64
+    static_material: np.ndarray      # (S + T,) int64: the planes', walls', tubes' and then each triangle's
 
 
 class BodyShapes(NamedTuple):
@@ -61,11 +64,33 @@ class BodyShapes(NamedTuple):
     hull_faces: np.ndarray     # (F, 3) int64 counter-clockwise triangles, rows of hull_vertices
 
 
+class MeshColliders(NamedTuple):
+    """The triangles of a scene's mesh colliders, numbered across the meshes, for compiled code (None where
+    BodyShapes is None, and then there are none). Each triangle is a hull of three corners in
+    BodyShapes.hull_vertices, about its centre."""
+    first_corner: int          # row of triangle 0's first corner in hull_vertices (triangle t: 3 t rows on)
+    first_static: int          # static id of triangle 0
+    centre: np.ndarray         # (T, 3) corner means
+    normal: np.ndarray         # (T, 3) unit front normals
+    neighbour: np.ndarray      # (T, 3) int64 shapes/mesh.py MeshTopology rows, in this numbering
+    edge_active: np.ndarray    # (T, 3) bool
+    corner_active: np.ndarray  # (T, 3) bool
+    corner_owner: np.ndarray   # (T, 3) int64
+    # collision/bvh.py's Hierarchy over the triangles' boxes (degenerate ones left out), array by array
+    bvh_low: np.ndarray
+    bvh_high: np.ndarray
+    bvh_skip: np.ndarray
+    bvh_first: np.ndarray
+    bvh_count: np.ndarray
+    bvh_item: np.ndarray
+
+
 def build_body_shapes(scene):
-    """BodyShapes of a scene's bodies, or None if they are all ellipsoids."""
+    """BodyShapes of a scene's bodies (and its mesh colliders' triangles after the hulls' vertices), or None if
+    the bodies are all ellipsoids and there are no mesh colliders."""
     from .scene import body_shape
 
-    if all(body["shape"] == "ellipsoid" for body in scene.bodies):
+    if all(body["shape"] == "ellipsoid" for body in scene.bodies) and not scene.meshes:
         return None
     n = len(scene.bodies)
     kind = np.zeros(n, dtype=np.int64)
@@ -85,9 +110,47 @@ def build_body_shapes(scene):
             size[i] = np.abs(shape.vertices).max(axis=0)
         else:
             size[i] = _primitive_size(shape)
+    for mesh in scene.meshes:
+        corners = np.array(mesh["vertices"])[np.array(mesh["triangles"], dtype=np.int64)]
+        vertices.append((corners - corners.mean(axis=1, keepdims=True)).reshape(-1, 3))
     return BodyShapes(kind=kind, params=params, size=size,
                       hull_vertices=np.ascontiguousarray(np.concatenate(vertices) if vertices else np.zeros((0, 3))),
                       hull_faces=np.ascontiguousarray(np.concatenate(faces) if faces else np.zeros((0, 3), np.int64)))
+
+
+def build_mesh_colliders(scene, shapes, first_static: int):
+    """MeshColliders of a scene; ``shapes`` is its build_body_shapes. None where that is None (ellipsoids and no
+    mesh colliders); empty in other scenes without mesh colliders, so that their kernels compile only once."""
+    from .shapes.mesh import mesh_topology
+
+    if shapes is None:
+        return None
+    if not scene.meshes:
+        empty = build_hierarchy(np.zeros((0, 3)), np.zeros((0, 3)))
+        rows, flags = np.zeros((0, 3), dtype=np.int64), np.zeros((0, 3), dtype=bool)
+        return MeshColliders(first_corner=len(shapes.hull_vertices), first_static=first_static,
+                             centre=np.zeros((0, 3)), normal=np.zeros((0, 3)), neighbour=rows, edge_active=flags,
+                             corner_active=flags, corner_owner=rows,
+                             **{f"bvh_{field}": value for field, value in empty._asdict().items()})
+    parts = []
+    offset = 0
+    for mesh in scene.meshes:
+        vertices = np.array(mesh["vertices"])
+        triangles = np.array(mesh["triangles"], dtype=np.int64)
+        topology = mesh_topology(vertices, triangles)
+        shift = lambda rows: np.where(rows >= 0, rows + offset, rows)  # noqa: E731 (numbering across meshes)
+        parts.append((vertices[triangles], topology.normal, shift(topology.neighbour), topology.edge_active,
+                      topology.corner_active, topology.corner_owner + offset, topology.usable))
+        offset += len(triangles)
+    corners, normal, neighbour, edge_active, corner_active, corner_owner, usable = (
+        np.concatenate(column) for column in zip(*parts))
+    used = np.flatnonzero(usable)
+    hierarchy = build_hierarchy(corners[used].min(axis=1), corners[used].max(axis=1))
+    hierarchy = hierarchy._replace(item=used[hierarchy.item])
+    return MeshColliders(first_corner=len(shapes.hull_vertices) - 3 * offset, first_static=first_static,
+                         centre=corners.mean(axis=1), normal=normal, neighbour=neighbour, edge_active=edge_active,
+                         corner_active=corner_active, corner_owner=corner_owner,
+                         **{f"bvh_{field}": value for field, value in hierarchy._asdict().items()})
 
 
 def _primitive_size(shape) -> np.ndarray:
@@ -184,6 +247,7 @@ def build_model(scene, shapes=None) -> Model:
         statics.append((STATIC_TUBE, tube["center"], tube["axis"], zero, zero,
                         (tube["radius"], 0.5 * tube["length"]), tube["material"]))
     s = len(statics)
+    triangle_materials = [mesh["material"] for mesh in scene.meshes for _ in mesh["triangles"]]
 
     def column(k, shape, dtype=np.float64):
         return np.array([entry[k] for entry in statics], dtype=dtype).reshape(shape)
@@ -207,5 +271,5 @@ def build_model(scene, shapes=None) -> Model:
         static_kind=column(0, (s,), np.int64),
         static_point=column(1, (s, 3)), static_normal=column(2, (s, 3)),
         static_u=column(3, (s, 3)), static_v=column(4, (s, 3)),
-        static_size=column(5, (s, 2)), static_material=column(6, (s,), np.int64),
+        static_size=column(5, (s, 2)), static_material=np.array([entry[6] for entry in statics] + triangle_materials, dtype=np.int64),
     )

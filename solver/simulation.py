@@ -12,7 +12,7 @@ from .collision.driver import collide
 from .forces import update_body_frames
 from .integrate import body_kinetic_energies
 from .math3d import PARALLEL_CHUNKS
-from .model import build_body_shapes, build_model
+from .model import build_body_shapes, build_mesh_colliders, build_model
 from .parallel import launch_seconds, serial_below_for
 from .particles.integrators import INTEGRATORS
 from .particles.model import (CG_ITERATIONS, build_particles, copy_particle_state, particle_positions,
@@ -63,10 +63,16 @@ def _renamed_sweeps(renamed: dict, **current) -> dict:
 
 
 def _check_shapes_supported(scene, shapes) -> None:
-    """Refuse what bodies other than ellipsoids cannot do yet: ropes touching them and tube colliders."""
-    if shapes is None:
+    """Refuse what bodies other than ellipsoids cannot do yet (ropes touching them, tube colliders), and what
+    mesh colliders cannot hold yet (ropes, particles)."""
+    if scene.meshes and (scene.ropes or scene.particles):
+        mesh = scene.meshes[0]
+        what = "ropes" if scene.ropes else "particle groups or mass-spring bodies"
+        raise FieldError(f"mesh collider {mesh['name'] or 0!r}", "triangles",
+                         f"cannot share a scene with {what} yet: mesh colliders hold rigid bodies only")
+    first = next((i for i, body in enumerate(scene.bodies) if body["shape"] != "ellipsoid"), None)
+    if shapes is None or first is None:
         return
-    first = next(i for i, body in enumerate(scene.bodies) if body["shape"] != "ellipsoid")
     label = f"{scene.body_label(first)} ({scene.bodies[first]['shape'].replace('_', ' ')})"
     if scene.tubes:
         raise FieldError(label, "shape", "cannot share a scene with tube colliders yet: tubes hold ellipsoids only")
@@ -235,6 +241,7 @@ class Simulation:
         self._shapes = build_body_shapes(scene)
         _check_shapes_supported(scene, self._shapes)
         self.model = build_model(scene, self._shapes)
+        self._meshes = build_mesh_colliders(scene, self._shapes, len(self.model.static_kind))
         n = self.model.n_bodies
         smallest = float(self._body_sizes().min()) if n else 0.01
         margin = 0.1 * smallest if margin is None else margin
@@ -367,11 +374,19 @@ class Simulation:
         if not model.n_bodies and not self.scene.ropes and self.scene.particles:
             return run_particle_substeps(model, bodies, ws, settings, h, substeps, *particles)
         ropes = (self._rope_model, self._rope_state) if self.scene.ropes else (None, None)
-        return run_substeps(model, bodies, ws, settings, h, substeps, *ropes, *particles, self._shapes)
+        return run_substeps(model, bodies, ws, settings, h, substeps, *ropes, *particles, self._shapes, self._meshes)
 
     def _body_sizes(self):
         """(N, 3) half sizes of each body along its axes: semi-axes, half extents, the box around a hull."""
         return self.model.semi_axes if self._shapes is None else self._shapes.size
+
+    def _triangle_label(self, triangle: int) -> str:
+        """How messages name a triangle of the mesh colliders (numbered across them)."""
+        for k, mesh in enumerate(self.scene.meshes):
+            if triangle < len(mesh["triangles"]):
+                return f"triangle {triangle} of mesh collider {mesh['name'] or k!r}"
+            triangle -= len(mesh["triangles"])
+        raise IndexError(triangle)
 
     def _update_stats(self, substeps: int) -> None:
         """Copy the statistics the compiled loop left in the workspace (no recomputation here)."""
@@ -422,8 +437,8 @@ class Simulation:
                 n_pairs = find_pairs(self._bodies.position, ws.half_extent, model.inv_mass >= 0.0,
                                      ws.bucket_start, ws.bucket_body, ws.bucket_key, ws.bucket_box, ws.bucket_fill,
                                      ws.pair_a, ws.pair_b, 1 if serial else PARALLEL_CHUNKS)
-                count = (collide(model, self._bodies, ws, n_pairs, n_pairs < self.settings.serial_below, self._shapes)
-                         if n_pairs >= 0 else -1)
+                count = (collide(model, self._bodies, ws, n_pairs, n_pairs < self.settings.serial_below, self._shapes,
+                                 self._meshes) if n_pairs >= 0 else -1)
             if count >= 0:
                 break
             self._pair_capacity *= 2
@@ -448,9 +463,11 @@ class Simulation:
                 elif s < n_planes + n_walls:
                     box = (s - n_planes) // 5
                     other = f"box container {self.scene.boxes[box]['name'] or box!r}"
-                else:
+                elif s < len(model.static_kind):
                     tube = s - n_planes - n_walls
                     other = f"tube {self.scene.tubes[tube]['name'] or tube!r}"
+                else:
+                    other = self._triangle_label(s - len(model.static_kind))
             raise ValueError(f"{self.scene.body_label(b)}: position overlaps {other} by {depth:.4g} m at the "
                              f"start (more than {tolerance:.0%} of its smallest half-size); move it apart")
         ws.counters[:] = 0

@@ -1,6 +1,7 @@
 """The substep: eight named phases, each a function of (model, state, ws, settings, h), timed at its call site.
 
-The narrow phase and position correction also take the bodies' shapes (None where all are ellipsoids).
+The narrow phase and position correction also take the bodies' shapes (None where all are ellipsoids),
+the narrow phase the mesh colliders (None there too).
 
 1. forces               forces.py: gravity, damping, kinematic tracks; body frames and bounding boxes
 2. broad_phase          collision/broadphase.py: hashed grid -> candidate pairs (reused within a skin)
@@ -119,13 +120,14 @@ def broad_phase(model, state, ws, settings, h):
 
 
 @njit(**JIT)
-def narrow_phase(model, state, ws, settings, h, shapes):
+def narrow_phase(model, state, ws, settings, h, shapes, meshes):
     """Phase 3: depth, normal and point of each touching pair into ws.contact_*; the count in ws.counters[CONTACTS].
 
-    ``shapes``: the bodies' BodyShapes, or None in scenes of ellipsoids only.
+    ``shapes``: the bodies' BodyShapes and ``meshes`` the MeshColliders, or both None in scenes of
+    ellipsoids only.
     """
     n_pairs = ws.counters[PAIRS]
-    n_contacts = collide(model, state, ws, n_pairs, n_pairs < settings.serial_below, shapes)
+    n_contacts = collide(model, state, ws, n_pairs, n_pairs < settings.serial_below, shapes, meshes)
     if n_contacts < 0:
         restore_velocities(state, ws.start_linear, ws.start_angular)
         return CONTACT_OVERFLOW
@@ -256,7 +258,7 @@ def particles(model, state, ws, settings, h, particle_model, particle_state):
 # The substep loop: the phases in order, each timed at its call site.
 
 @njit(**JIT)
-def _body_phases(model, state, ws, settings, h, shapes):
+def _body_phases(model, state, ws, settings, h, shapes, meshes):
     """Phases 1 to 4, each timed into ws.phase_seconds. Returns OK or the first stop code."""
     times = ws.phase_seconds
     t0 = _clock()
@@ -270,7 +272,7 @@ def _body_phases(model, state, ws, settings, h, shapes):
     times[BROAD_PHASE] += t2 - t1
     if status != OK:
         return status
-    status = narrow_phase(model, state, ws, settings, h, shapes)
+    status = narrow_phase(model, state, ws, settings, h, shapes, meshes)
     t3 = _clock()
     times[NARROW_PHASE] += t3 - t2
     if status != OK:
@@ -310,18 +312,19 @@ def record_step_statistics(ws):
 
 @njit(**JIT)
 def run_substeps(model, state, ws, settings, h, substeps, rope_model=None, rope_state=None, particle_model=None,
-                 particle_state=None, shapes=None):
+                 particle_state=None, shapes=None, meshes=None):
     """Advance a scene with bodies ``substeps`` substeps of length h. Returns OK or an overflow/divergence code.
 
     ws.counters[SUBSTEPS_DONE] holds the substeps completed; after an overflow the state is the one they left.
 
     A scene without ropes (or particles) passes None for their model and state: numba prunes a branch on
     an argument that is None before it compiles, so such a scene never compiles the rope (particle) kernels.
-    Likewise ``shapes`` (model.py's BodyShapes) is None in scenes of ellipsoids only.
+    Likewise ``shapes`` (model.py's BodyShapes) and ``meshes`` (model.py's MeshColliders, empty in scenes
+    without mesh colliders) are None in scenes of ellipsoids only.
     """
     for substep in range(substeps):
         ws.counters[SUBSTEPS_DONE] = substep
-        status = _body_phases(model, state, ws, settings, h, shapes)
+        status = _body_phases(model, state, ws, settings, h, shapes, meshes)
         if status != OK:
             return status
         if rope_model is not None:

@@ -21,11 +21,13 @@ Bodies of other shapes (scenes with BodyShapes; see model.py) take the same
 bounding-sphere test, then oriented boxes around their shapes, then GJK/EPA's
 signed distance (convex_distance.py) warm-started from the last normal, and
 touch in a patch of up to PATCH points (patches.py); against planes and walls
-the corners of their supporting feature touch.
+the corners of their supporting feature touch. Bodies of every shape meet the
+mesh colliders' triangles that a bounding-volume hierarchy (bvh.py) finds
+near them, in patches too (triangle_contact.py).
 
 Contacts are written in increasing key order: key = (a * (N + S) + b) PATCH + k
 for point k of a body pair a < b and (a * (N + S) + N + s) PATCH + k for body a
-against static collider s.
+against static collider s (S counts the triangles too).
 """
 import numpy as np
 from numba import njit, prange
@@ -37,7 +39,9 @@ from .convex_distance import signed_distance
 from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_tube_depth,
                           ellipsoids_separated_into, minimise_width_gap, minimise_width_gap_supports,
                           new_separation_scratch, plane_depth, quadratic_form, sym_at, width_gap)
+from .bvh import query
 from .patches import PATCH, new_patch_scratch, pair_patch, plane_patch
+from .triangle_contact import new_triangle_scratch, triangle_patch
 
 
 @njit(**JIT, inline="always")
@@ -189,7 +193,7 @@ def _collide_pair_range(model, state, ws, start, end, shapes):
     Rows are read by index, not as views like position[i] (see sym_at); only the rare paths take views.
     """
     n = model.n_bodies
-    stride = n + model.static_kind.shape[0]
+    stride = n + model.static_material.shape[0]
     position = state.position
     shape = ws.shape
     rotation = ws.rotation
@@ -322,7 +326,7 @@ def _emit_shape_statics(model, state, ws, shapes, i, count, stop, scratch, patch
     """
     n = model.n_bodies
     n_static = model.static_kind.shape[0]
-    stride = n + n_static
+    stride = n + model.static_material.shape[0]
     position = state.position
     static_point = model.static_point
     static_normal = model.static_normal
@@ -365,18 +369,55 @@ def _emit_shape_statics(model, state, ws, shapes, i, count, stop, scratch, patch
 
 
 @njit(**JIT)
-def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, stop, shapes):
+def _emit_mesh_contacts(model, state, ws, shapes, meshes, i, count, stop, found, scratch, patch):
+    """Contacts of body i with the mesh colliders' triangles near it, from slot count on, in key order.
+
+    Returns (the next slot or -1 when the slots ran out, the candidate buffer, perhaps grown).
+    """
+    n = model.n_bodies
+    stride = n + model.static_material.shape[0]
+    position = state.position
+    reach = ws.reach[i]
+    extent = model.bounding_radius[i] + reach
+    found_count, found = query(meshes.bvh_low, meshes.bvh_high, meshes.bvh_skip, meshes.bvh_first, meshes.bvh_count,
+                               meshes.bvh_item, position[i, 0] - extent, position[i, 1] - extent,
+                               position[i, 2] - extent, position[i, 0] + extent, position[i, 1] + extent,
+                               position[i, 2] + extent, found)
+    m = sym_at(ws.shape, i)
+    for f in range(found_count):
+        t = found[f]
+        nx, ny, nz = meshes.normal[t, 0], meshes.normal[t, 1], meshes.normal[t, 2]
+        # the bounding ellipsoid's depth below the triangle's plane bounds the shape's
+        if plane_depth(m, position[i, 0] - meshes.centre[t, 0], position[i, 1] - meshes.centre[t, 1],
+                       position[i, 2] - meshes.centre[t, 2], nx, ny, nz) < -reach:
+            continue
+        points, nx, ny, nz = triangle_patch(shapes.kind[i], shapes.params[i], shapes.hull_vertices, shapes.hull_faces,
+                                            position[i], ws.rotation[i], meshes, t, reach, scratch, patch)
+        s = meshes.first_static + t
+        for k in range(points):
+            if count >= stop:
+                return -1, found
+            _emit(ws.contact_a, ws.contact_b, ws.contact_key, ws.contact_normal, ws.contact_point, ws.contact_depth,
+                  count, -1 - s, i, (i * stride + n + s) * PATCH + k, nx, ny, nz, patch[k, 0], patch[k, 1],
+                  patch[k, 2], patch[k, 3])
+            count += 1
+    return count, found
+
+
+@njit(**JIT)
+def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, stop, shapes, meshes):
     """Contacts of bodies first_body..end_body into contact slots start..stop, in key order.
 
     Each body's pairs (i, j), j increasing, come first, then its static
-    colliders. Returns the slot after the last contact, or -1 if the slots ran out.
+    colliders, then the mesh colliders' triangles (``meshes``: None where ``shapes`` is).
+    Returns the slot after the last contact, or -1 if the slots ran out.
     """
     n = model.n_bodies
     static_kind = model.static_kind
     static_point = model.static_point
     static_normal = model.static_normal
     n_static = static_kind.shape[0]
-    stride = n + n_static
+    stride = n + model.static_material.shape[0]
     position = state.position
     shape = ws.shape
     reach = ws.reach
@@ -399,6 +440,9 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
     scratch = np.empty(6)
     patch_scratch = new_patch_scratch()
     patch = np.empty((PATCH, 4))
+    if meshes is not None:
+        found = np.empty(64, dtype=np.int64)
+        triangle_scratch = new_triangle_scratch()
     count = start
     p = np.searchsorted(pair_a[:n_pairs], first_body)
     for i in range(first_body, end_body):
@@ -429,6 +473,11 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
                 count = _emit_shape_statics(model, state, ws, shapes, i, count, stop, patch_scratch, patch)
                 if count < 0:
                     return -1
+                if meshes is not None:
+                    count, found = _emit_mesh_contacts(model, state, ws, shapes, meshes, i, count, stop, found,
+                                                       triangle_scratch, patch)
+                    if count < 0:
+                        return -1
                 continue
         m = sym_at(shape, i)
         for s in range(n_static):
@@ -448,22 +497,27 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
             _emit(contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth, count, -1 - s, i,
                   (i * stride + n + s) * PATCH, scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5], depth)
             count += 1
+        if meshes is not None:
+            count, found = _emit_mesh_contacts(model, state, ws, shapes, meshes, i, count, stop, found,
+                                               triangle_scratch, patch)
+            if count < 0:
+                return -1
     return count
 
 
 @njit(**JIT_PARALLEL)
-def _emit_in_chunks(model, state, ws, n_pairs, chunk_end, shapes):
+def _emit_in_chunks(model, state, ws, n_pairs, chunk_end, shapes, meshes):
     """Chunk k of the bodies writes its contacts into the k-th equal share of the contact buffers, in parallel."""
     n = model.n_bodies
     capacity = ws.contact_key.shape[0]
     chunks = chunk_end.shape[0]
     for k in prange(chunks):
         chunk_end[k] = _emit_body_range(model, state, ws, n_pairs, k * n // chunks, (k + 1) * n // chunks,
-                                        k * capacity // chunks, (k + 1) * capacity // chunks, shapes)
+                                        k * capacity // chunks, (k + 1) * capacity // chunks, shapes, meshes)
 
 
 @njit(**JIT)
-def collide(model, state, ws, n_pairs, serial, shapes=None):
+def collide(model, state, ws, n_pairs, serial, shapes=None, meshes=None):
     """Write contacts for all candidate pairs and static colliders. Returns count, or -1 on overflow.
 
     Pairs are collided in parallel chunks of pairs; then chunks of bodies write
@@ -471,7 +525,8 @@ def collide(model, state, ws, n_pairs, serial, shapes=None):
     shares of the buffers, which are packed into one list in key order. A share
     that runs out reports an overflow, and the caller grows the buffers.
     With ``serial`` both run in the calling thread, as one chunk each: the
-    same contacts in the same order. ``shapes``: the bodies' BodyShapes, None if all are ellipsoids.
+    same contacts in the same order. ``shapes``: the bodies' BodyShapes and ``meshes`` the
+    MeshColliders, both None if all are ellipsoids and there are no mesh colliders.
     """
     n = model.n_bodies
     if serial:
@@ -482,9 +537,9 @@ def collide(model, state, ws, n_pairs, serial, shapes=None):
         chunks = max(1, min(PARALLEL_CHUNKS, n))
     chunk_end = np.empty(chunks, dtype=np.int64)
     if serial:
-        chunk_end[0] = _emit_body_range(model, state, ws, n_pairs, 0, n, 0, ws.contact_key.shape[0], shapes)
+        chunk_end[0] = _emit_body_range(model, state, ws, n_pairs, 0, n, 0, ws.contact_key.shape[0], shapes, meshes)
     else:
-        _emit_in_chunks(model, state, ws, n_pairs, chunk_end, shapes)
+        _emit_in_chunks(model, state, ws, n_pairs, chunk_end, shapes, meshes)
     # pack the shares: each moves left (or stays), so a forward copy never overwrites unread contacts
     capacity = ws.contact_key.shape[0]
     count = 0

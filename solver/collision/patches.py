@@ -24,7 +24,7 @@ from ..shapes.support import BOX, CAPSULE, CYLINDER, HULL, SUPERELLIPSOID, suppo
 PATCH = 4          # contact points per pair at most
 MAX_FEATURE = 16   # corners of a supporting feature at most (a hull face with more is subsampled)
 CAP_CORNERS = 8    # a cylinder cap's polygon
-# tan of the angle between n and _rounded_corners' four directions: about 3 degrees reaches half way out a
+# tan of the angle between n and rounded_corners' four directions: about 3 degrees reaches half way out a
 # (0.4, 0.4) superellipsoid's face, 0.9% of its size above its lowest point (0.7 of the way at exponents 0.2)
 TILT = 0.05
 # a hull vertex within this fraction of the shape's size of the chosen face's plane belongs to the face
@@ -201,7 +201,7 @@ def _side_plane(clipper, clip_count, e, cx, cy, cz, nx, ny, nz):
 
 
 @njit(**JIT)
-def _rounded_corners(kind, params, hull_vertices, position, rotation, nx, ny, nz, out):
+def rounded_corners(kind, params, hull_vertices, position, rotation, nx, ny, nz, out):
     """A boxy superellipsoid's support point along n and its support points along four directions
     tilted from n (by atan TILT, along the diagonals of two body axes): 5 world points into out.
 
@@ -372,7 +372,7 @@ def _order_around(points, keep, count, nx, ny, nz, rotation):
 
 
 @njit(**JIT)
-def _finish(points, depth, count, nx, ny, nz, rotation, keep, out):
+def finish_patch(points, depth, count, nx, ny, nz, rotation, keep, out):
     """The patch's points, reduced to PATCH and put in angle order, into out (x, y, z, depth); their count."""
     chosen = reduce_patch(points, depth, count, nx, ny, nz, keep)
     _order_around(points, keep, chosen, nx, ny, nz, rotation)
@@ -386,10 +386,10 @@ def _finish(points, depth, count, nx, ny, nz, rotation, keep, out):
 @njit(**JIT)
 def _pair_feature(kind, params, hull_vertices, hull_faces, position, rotation, nx, ny, nz, out, local):
     """The feature a pair clips with along n: (its corner count, the shape's support height along n, whether it
-    is a boxy superellipsoid's). Such a shape's feature is the quadrilateral of _rounded_corners' four tilted
+    is a boxy superellipsoid's). Such a shape's feature is the quadrilateral of rounded_corners' four tilted
     supports, and its own support point waits in out[MAX_FEATURE - 1]."""
     if kind == SUPERELLIPSOID and min(params[3], params[4]) < 1.0:
-        _rounded_corners(kind, params, hull_vertices, position, rotation, nx, ny, nz, local)
+        rounded_corners(kind, params, hull_vertices, position, rotation, nx, ny, nz, local)
         for k in range(4):
             out[k, :] = local[k + 1, :]
         out[MAX_FEATURE - 1, :] = local[0, :]
@@ -446,7 +446,7 @@ def pair_patch(kinds, params, hull_vertices, hull_faces, positions, rotations, n
                 clipped[kept, r] = feature[MAX_FEATURE - 1, r] + shift * (nx if r == 0 else (ny if r == 1 else nz))
             depth[kept] = overlap
             kept += 1
-    return _finish(clipped, depth, kept, nx, ny, nz, rotations[0], keep, out)
+    return finish_patch(clipped, depth, kept, nx, ny, nz, rotations[0], keep, out)
 
 
 @njit(**JIT)
@@ -456,11 +456,11 @@ def plane_patch(kind, params, hull_vertices, hull_faces, position, rotation, px,
 
     out[k] = (x, y, z, depth) as for pair_patch. Every corner of the shape's supporting feature along -n
     within the reach of the plane counts; a boxy superellipsoid (an exponent below 1) offers its support
-    point and four around it (_rounded_corners).
+    point and four around it (rounded_corners).
     """
     feature, _, local, points, _, depth, keep = scratch
     if kind == SUPERELLIPSOID and min(params[3], params[4]) < 1.0:
-        count = _rounded_corners(kind, params, hull_vertices, position, rotation, -nx, -ny, -nz, feature)
+        count = rounded_corners(kind, params, hull_vertices, position, rotation, -nx, -ny, -nz, feature)
     else:
         count = supporting_feature(kind, params, hull_vertices, hull_faces, position, rotation, -nx, -ny, -nz,
                                    feature, local)
@@ -473,7 +473,7 @@ def plane_patch(kind, params, hull_vertices, hull_faces, position, rotation, px,
             points[kept, 2] = feature[k, 2] + 0.5 * overlap * nz
             depth[kept] = overlap
             kept += 1
-    return _finish(points, depth, kept, nx, ny, nz, rotation, keep, out)
+    return finish_patch(points, depth, kept, nx, ny, nz, rotation, keep, out)
 
 
 @njit(**JIT)

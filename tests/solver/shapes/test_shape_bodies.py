@@ -195,3 +195,26 @@ def test_shapes_that_cannot_simulate_yet_are_refused_by_name():
         scene.add_body("box")
     with pytest.raises(FieldError, match=r"box 'B' \(body 1\): density must be positive"):
         scene.add_body(solver.Box((1, 1, 1)), density=-1.0, name="B")
+
+
+def test_fixed_and_kinematic_bodies_of_any_shape_are_obstacles():
+    scene = solver.Scene()
+    scene.add_plane()
+    # a box dropped onto a fixed cylinder standing on its cap rests on the cap
+    scene.add_body(solver.Cylinder(0.2, 0.1), position=(0.0, 0.0, 0.1), fixed=True)
+    box = scene.add_body(solver.Box((0.05, 0.05, 0.05)), position=(0.02, -0.03, 0.3))
+    # a kinematic capsule lying along y sweeps along x at 0.5 m/s into a ball on the floor
+    pusher = scene.add_body(solver.Capsule(0.05, 0.2), position=(1.0, 0.0, 0.05),
+                            orientation=axis_angle((1, 0, 0), math.pi / 2), kinematic=True)
+    q = axis_angle((1, 0, 0), math.pi / 2)
+    scene.set_kinematic_track(pusher, [0.0, 2.0], [[1.0, 0.0, 0.05, *q], [2.0, 0.0, 0.05, *q]])
+    ball = scene.add_ellipsoid((0.05, 0.05, 0.05), position=(1.3, 0.0, 0.05))
+    sim = solver.Simulation(scene)
+    sim.run(frames=73, fps=48)  # 1.5 s: the capsule reaches the ball after 0.4 s
+    assert sim.state.position[box, 2] == pytest.approx(0.2 + 0.05, abs=0.002 * 0.05)
+    assert np.abs(sim.state.position[box, :2] - (0.02, -0.03)).max() < 1e-3
+    # the ball is pushed ahead of the capsule: never closer than the two radii, less the slop
+    gap = sim.state.position[ball, 0] - sim.state.position[pusher, 0]
+    assert sim.state.position[pusher, 0] == pytest.approx(1.75, abs=1e-9)
+    assert gap >= 0.1 - 0.002 * 0.05
+    assert sim.state.position[ball, 0] > 1.3 + 0.5
