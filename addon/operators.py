@@ -231,30 +231,34 @@ class QUADRIC_OT_copy_from_active(bpy.types.Operator):
 
 # ------------------------------------------------------------------------ colliders
 class QUADRIC_OT_add_collider(bpy.types.Operator):
-    """Make the selected meshes static colliders: a ground plane, an open tube or an open-top box"""
+    """Make the selected meshes static colliders: a ground plane, an open tube, an open-top box or the mesh itself"""
     bl_idname = "quadric.add_collider"
     bl_label = "Add Collider"
     bl_options = {'REGISTER', 'UNDO'}
 
     kind: EnumProperty(name="Kind", default='AUTO', description="Shape of the collider", items=[
-        ('AUTO', "Auto", "Recognise the mesh: flat -> plane, circular -> tube, otherwise box"),
+        ('AUTO', "Auto", "Recognise the mesh: flat -> plane, circular -> tube, a box's floor and walls -> box, "
+                         "otherwise mesh"),
         ('PLANE', "Plane", "Ground plane through the object, normal along local Z"),
         ('TUBE', "Tube", "Open hollow cylinder along local Z"),
         ('BOX', "Box", "Open-top box container"),
+        ('MESH', "Mesh", "The mesh itself (terrain, bowl, stairs): its faces collide on the side their normals "
+                         "point to"),
     ])
 
     def execute(self, context):
         objs = _selected(context)
         if not objs:
-            self.report({'ERROR'}, "select a plane, cylinder or cube mesh to make a collider")
+            self.report({'ERROR'}, "select a mesh to make a collider")
             return {'CANCELLED'}
         problems, done = [], 0
+        depsgraph = context.evaluated_depsgraph_get() if self.kind == 'AUTO' else None
         for obj in objs:
             if obj.type != 'MESH':
                 problems.append(f"'{obj.name}' is not a mesh (it is {obj.type.lower()}); colliders are made from meshes")
                 continue
             try:
-                kind = convert.detect_collider_kind(obj) if self.kind == 'AUTO' else self.kind
+                kind = convert.detect_collider_kind(obj, depsgraph) if self.kind == 'AUTO' else self.kind
             except convert.ConvertError as exc:
                 problems.append(str(exc))
                 continue

@@ -117,6 +117,8 @@ def draw_object_settings(layout, obj):
             col.prop(s, "initial_angular_velocity")
     elif s.role == 'COLLIDER':
         col.prop(s, "collider_kind")
+        if s.collider_kind == 'MESH':
+            col.label(text="Faces collide on the side their normals point to", icon='NORMALS_FACE')
     elif s.role == 'ROPE':
         draw_preset_row(col, "rope")
         col.prop(s, "rope_radius")
