@@ -375,9 +375,9 @@ def prepare_job(context, op=None, on_progress=None):
     """
     problems = preflight.check(context)
     preflight.store(context.scene, problems)
-    if problems:
-        if op is not None:
-            preflight.report(op, problems)
+    if op is not None:
+        preflight.report(op, problems)
+    if preflight.errors(problems):
         return None
     try:
         solver = runtime.get_solver()
@@ -387,8 +387,11 @@ def prepare_job(context, op=None, on_progress=None):
             op.report({'ERROR'}, str(exc))
         context.scene.quadric.status = f"Error: {exc}"
         return None
+    # the check has already warned about these objects (a mesh collider's wrongly wound faces, which the solver
+    # warns about again while converting)
+    warned = {f"'{p.objects[0]}'" for p in problems if p.severity == 'WARNING' and p.objects}
     for w in conv.warnings:
-        if op is not None:
+        if op is not None and not any(name in w for name in warned):
             op.report({'WARNING'}, w)
     return SimulationJob(solver, conv, on_progress=on_progress)
 
@@ -518,8 +521,8 @@ class QUADRIC_OT_check_scene(bpy.types.Operator):
         started = time.perf_counter()
         problems = preflight.check(context)
         preflight.store(context.scene, problems)
-        if problems:
-            preflight.report(self, problems)
+        preflight.report(self, problems)
+        if problems:  # errors, or warnings only (the status line shows the first)
             return {'FINISHED'}
         msg = f"Check Scene: no problems ({time.perf_counter() - started:.2f} s)"
         context.scene.quadric.status = msg

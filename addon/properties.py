@@ -227,6 +227,8 @@ class QuadricObjectSettings(bpy.types.PropertyGroup):
 class QuadricProblem(bpy.types.PropertyGroup):
     message: StringProperty(name="Problem", description="What Check Scene found")
     kind: StringProperty(name="Kind", description="OVERLAP, BODY, COLLIDER, ROPE or SCENE")
+    severity: StringProperty(name="Severity", default='ERROR',
+                             description="ERROR (stops the simulation) or WARNING (it runs, maybe not as meant)")
 
 
 class QuadricSceneSettings(bpy.types.PropertyGroup):
