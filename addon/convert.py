@@ -9,9 +9,9 @@ shape_offset); the binding keeps the body frame's offset from the object's
 origin (in the object's unscaled axes), read back from the Scene, so the baked
 object moves exactly with its body whatever the shape.
 
-Planes, tubes and box containers are placed by their mesh's bounding box; a
-mesh collider is its evaluated mesh in world space, in triangles that face
-where its normals are shown (collider_mesh).
+Planes, tubes and box containers are placed by their evaluated mesh's bounding
+box; a mesh collider is its evaluated mesh in world space, in triangles that
+face where its normals are shown (collider_mesh).
 """
 import warnings
 from dataclasses import dataclass, field
@@ -131,13 +131,13 @@ def shape_problem(obj, kind, hull):
     return ""
 
 
-def collider_geometry(obj, kind):
-    """Local bounding box of a collider mesh, turned into world-space parameters for its kind."""
+def collider_geometry(obj, kind, depsgraph=None):
+    """Local bounding box of a collider mesh (the evaluated one when a depsgraph is given, as Add Collider's Auto
+    judges it), turned into world-space parameters for its kind."""
     loc, rot, scale = rigid_parts(obj.matrix_world)
-    if obj.type == 'MESH' and len(obj.data.vertices):
-        co = np.empty(3 * len(obj.data.vertices))
-        obj.data.vertices.foreach_get("co", co)
-        co = co.reshape(-1, 3) * scale
+    co = local_mesh(obj, depsgraph)[0] if obj.type == 'MESH' else np.zeros((0, 3))
+    if len(co):
+        co = co * scale
         lo, hi = co.min(axis=0), co.max(axis=0)
     else:
         lo, hi = -np.abs(scale), np.abs(scale)
@@ -319,8 +319,7 @@ def build_scene(solver, context, scene=None):
                 out.set_kinematic_track(i, times, poses)
             elif s.body_type == 'DYNAMIC':
                 conv.bodies.append(BodyBinding(obj.name, i, off_loc, off_rot))
-        depsgraph = context.evaluated_depsgraph_get() if any(o.quadric.collider_kind == 'MESH'
-                                                             for o in colliders) else None
+        depsgraph = context.evaluated_depsgraph_get() if colliders else None
         for obj in colliders:
             _add_collider(solver, out, conv, obj, depsgraph)
         for arm in ropes:
@@ -379,7 +378,7 @@ def _add_collider(solver, out, conv, obj, depsgraph):
             out.add_mesh_collider(vertices, triangles, material=mat, name=obj.name)
         conv.warnings.extend(str(w.message) for w in caught)
         return
-    g = collider_geometry(obj, s.collider_kind)
+    g = collider_geometry(obj, s.collider_kind, depsgraph)
     if s.collider_kind == 'PLANE':
         out.add_plane(point=tuple(g["center"]), normal=tuple(g["z_axis"]), material=mat, name=obj.name)
     elif s.collider_kind == 'TUBE':

@@ -135,7 +135,7 @@ def _read_colliders(objs, depsgraph=None):
     planes, boxes, tubes, meshes, colliders, problems = [], [], [], [], [], []
     for obj in objs:
         kind = obj.quadric.collider_kind
-        g = convert.collider_geometry(obj, kind)
+        g = convert.collider_geometry(obj, kind, depsgraph)
         if not all(np.all(np.isfinite(g[k])) for k in ("center", "half", "z_axis")):
             problems.append(Problem('COLLIDER', f"'{obj.name}': its location, rotation or scale is not finite",
                                     (obj.name,)))
