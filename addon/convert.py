@@ -8,7 +8,12 @@ hull, whose body frame is its centre of mass and principal axes (the solver's
 shape_offset); the binding keeps the body frame's offset from the object's
 origin (in the object's unscaled axes), read back from the Scene, so the baked
 object moves exactly with its body whatever the shape.
+
+Planes, tubes and box containers are placed by their evaluated mesh's bounding
+box; a mesh collider is its evaluated mesh in world space, in triangles that
+face where its normals are shown (collider_mesh).
 """
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -126,13 +131,13 @@ def shape_problem(obj, kind, hull):
     return ""
 
 
-def collider_geometry(obj, kind):
-    """Local bounding box of a collider mesh, turned into world-space parameters for its kind."""
+def collider_geometry(obj, kind, depsgraph=None):
+    """Local bounding box of a collider mesh (the evaluated one when a depsgraph is given, as Add Collider's Auto
+    judges it), turned into world-space parameters for its kind."""
     loc, rot, scale = rigid_parts(obj.matrix_world)
-    if obj.type == 'MESH' and len(obj.data.vertices):
-        co = np.empty(3 * len(obj.data.vertices))
-        obj.data.vertices.foreach_get("co", co)
-        co = co.reshape(-1, 3) * scale
+    co = local_mesh(obj, depsgraph)[0] if obj.type == 'MESH' else np.zeros((0, 3))
+    if len(co):
+        co = co * scale
         lo, hi = co.min(axis=0), co.max(axis=0)
     else:
         lo, hi = -np.abs(scale), np.abs(scale)
@@ -142,20 +147,87 @@ def collider_geometry(obj, kind):
     return dict(center=center, half=half, rotation=rot, z_axis=z_axis, location=loc)
 
 
-def detect_collider_kind(obj):
-    """PLANE for a flat mesh, TUBE for vertices on a circle around local Z, else BOX."""
-    if obj.type != 'MESH' or len(obj.data.vertices) < 3:
-        raise ConvertError(f"'{obj.name}' is not a mesh; colliders are made from plane, cylinder or cube meshes")
-    co = np.empty(3 * len(obj.data.vertices))
-    obj.data.vertices.foreach_get("co", co)
-    co = co.reshape(-1, 3)
+def local_mesh(obj, depsgraph=None):
+    """Vertices (V, 3) in the object's axes and loop triangles (T, 3) of its mesh: the evaluated one (modifiers
+    applied) when a depsgraph is given, else the mesh data itself. Empty arrays for an object without geometry."""
+    source = obj.evaluated_get(depsgraph) if depsgraph is not None else obj
+    if depsgraph is None:
+        mesh = obj.data if obj.type == 'MESH' else None
+    else:
+        try:
+            mesh = source.to_mesh()
+        except RuntimeError:  # an empty, a light: no geometry
+            mesh = None
+    try:
+        if mesh is None:
+            return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)
+        mesh.calc_loop_triangles()
+        co = np.empty(3 * len(mesh.vertices))
+        mesh.vertices.foreach_get("co", co)
+        triangles = np.empty(3 * len(mesh.loop_triangles), dtype=np.int64)
+        mesh.loop_triangles.foreach_get("vertices", triangles)
+        return co.reshape(-1, 3), triangles.reshape(-1, 3)
+    finally:
+        if depsgraph is not None and mesh is not None:
+            source.to_mesh_clear()
+
+
+def collider_mesh(obj, depsgraph):
+    """A mesh collider as the solver takes it: world-space vertices (V, 3) of the evaluated mesh and its
+    triangles (T, 3), each wound counter-clockwise seen from the side its normal is displayed on. A mirrored
+    object (negative determinant) reverses the winding of its transformed corners, so its triangles are turned
+    back; its displayed normals (the inverse transpose of its matrix) keep pointing where they did."""
+    co, triangles = local_mesh(obj, depsgraph)
+    matrix = np.array(obj.matrix_world, dtype=np.float64)
+    vertices = co @ matrix[:3, :3].T + matrix[:3, 3]
+    if np.linalg.det(matrix[:3, :3]) < 0.0:
+        triangles = triangles[:, [0, 2, 1]]
+    return vertices, np.ascontiguousarray(triangles)
+
+
+def _box_like(co, triangles):
+    """Whether a mesh (in its object's axes) is a box container: each of its faces on a side of its bounding
+    box, covering the floor and the four walls (a top may be there or not), none of its sides flat."""
+    lo, hi = co.min(axis=0), co.max(axis=0)
+    ext = hi - lo
+    tol = 1e-5 * ext.max()  # Blender's single-precision coordinates round at 6e-8 of the size
+    if ext.min() <= tol or not len(triangles):
+        return False
+    corners = co[triangles]
+    area = 0.5 * np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1)
+    on_a_side = area <= 1e-12 * ext.max() ** 2  # triangles of no area may lie anywhere
+    covered = np.zeros(6)
+    for axis in range(3):
+        for side, value in enumerate((lo[axis], hi[axis])):
+            on = np.all(np.abs(corners[:, :, axis] - value) <= tol, axis=1)
+            on_a_side |= on
+            covered[2 * axis + side] = area[on].sum()
+    sides = np.array([ext[1] * ext[2]] * 2 + [ext[0] * ext[2]] * 2 + [ext[0] * ext[1]] * 2)
+    walls_and_floor = slice(0, 5)  # -x, +x, -y, +y, -z; the top (+z) is open or not
+    return bool(on_a_side.all() and np.all(covered[walls_and_floor] >= (1.0 - 1e-4) * sides[walls_and_floor]))
+
+
+def detect_collider_kind(obj, depsgraph=None):
+    """PLANE for a flat mesh, TUBE for vertices on a circle around local Z, BOX for a box (its faces on its
+    bounding box's sides, the floor and four walls covered), else MESH: any other mesh collides by its faces.
+
+    The evaluated mesh (modifiers applied) is what is judged when a depsgraph is given, else the mesh data."""
+    if obj.type != 'MESH':
+        raise ConvertError(f"'{obj.name}' is not a mesh; colliders are made from meshes")
+    co, triangles = local_mesh(obj, depsgraph)
+    if len(co) < 3:
+        raise ConvertError(f"'{obj.name}' has fewer than 3 vertices; a collider needs a mesh with faces")
     ext = np.ptp(co, axis=0)
     if ext[2] <= 1e-6 * max(ext.max(), 1e-12):
         return 'PLANE'
     r = np.hypot(co[:, 0] - 0.5 * (co[:, 0].max() + co[:, 0].min()), co[:, 1] - 0.5 * (co[:, 1].max() + co[:, 1].min()))
     if len(co) >= 12 and r.mean() > 0 and r.std() / r.mean() < 0.02:
         return 'TUBE'
-    return 'BOX'
+    if _box_like(co, triangles):
+        return 'BOX'
+    if not len(triangles):
+        raise ConvertError(f"'{obj.name}' has no faces; a mesh collider collides by its faces")
+    return 'MESH'
 
 
 def sample_track(scene, objects, frame_start, frames, fps):
@@ -247,8 +319,9 @@ def build_scene(solver, context, scene=None):
                 out.set_kinematic_track(i, times, poses)
             elif s.body_type == 'DYNAMIC':
                 conv.bodies.append(BodyBinding(obj.name, i, off_loc, off_rot))
+        depsgraph = context.evaluated_depsgraph_get() if colliders else None
         for obj in colliders:
-            _add_collider(solver, out, obj)
+            _add_collider(solver, out, conv, obj, depsgraph)
         for arm in ropes:
             _add_rope(solver, out, conv, arm, body_index, tracks, times)
     finally:
@@ -293,10 +366,19 @@ def _rope_anchor_objects(ropes, bodies):
     return list(found.values())
 
 
-def _add_collider(solver, out, obj):
+def _add_collider(solver, out, conv, obj, depsgraph):
     s = obj.quadric
-    g = collider_geometry(obj, s.collider_kind)
     mat = material_of(solver, obj)
+    if s.collider_kind == 'MESH':
+        vertices, triangles = collider_mesh(obj, depsgraph)
+        if not len(triangles):
+            raise ConvertError(f"'{obj.name}': mesh collider has no faces; a mesh collider collides by its faces")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out.add_mesh_collider(vertices, triangles, material=mat, name=obj.name)
+        conv.warnings.extend(str(w.message) for w in caught)
+        return
+    g = collider_geometry(obj, s.collider_kind, depsgraph)
     if s.collider_kind == 'PLANE':
         out.add_plane(point=tuple(g["center"]), normal=tuple(g["z_axis"]), material=mat, name=obj.name)
     elif s.collider_kind == 'TUBE':

@@ -231,30 +231,34 @@ class QUADRIC_OT_copy_from_active(bpy.types.Operator):
 
 # ------------------------------------------------------------------------ colliders
 class QUADRIC_OT_add_collider(bpy.types.Operator):
-    """Make the selected meshes static colliders: a ground plane, an open tube or an open-top box"""
+    """Make the selected meshes static colliders: a ground plane, an open tube, an open-top box or the mesh itself"""
     bl_idname = "quadric.add_collider"
     bl_label = "Add Collider"
     bl_options = {'REGISTER', 'UNDO'}
 
     kind: EnumProperty(name="Kind", default='AUTO', description="Shape of the collider", items=[
-        ('AUTO', "Auto", "Recognise the mesh: flat -> plane, circular -> tube, otherwise box"),
+        ('AUTO', "Auto", "Recognise the mesh: flat -> plane, circular -> tube, a box's floor and walls -> box, "
+                         "otherwise mesh"),
         ('PLANE', "Plane", "Ground plane through the object, normal along local Z"),
         ('TUBE', "Tube", "Open hollow cylinder along local Z"),
         ('BOX', "Box", "Open-top box container"),
+        ('MESH', "Mesh", "The mesh itself (terrain, bowl, stairs): its faces collide on the side their normals "
+                         "point to"),
     ])
 
     def execute(self, context):
         objs = _selected(context)
         if not objs:
-            self.report({'ERROR'}, "select a plane, cylinder or cube mesh to make a collider")
+            self.report({'ERROR'}, "select a mesh to make a collider")
             return {'CANCELLED'}
         problems, done = [], 0
+        depsgraph = context.evaluated_depsgraph_get() if self.kind == 'AUTO' else None
         for obj in objs:
             if obj.type != 'MESH':
                 problems.append(f"'{obj.name}' is not a mesh (it is {obj.type.lower()}); colliders are made from meshes")
                 continue
             try:
-                kind = convert.detect_collider_kind(obj) if self.kind == 'AUTO' else self.kind
+                kind = convert.detect_collider_kind(obj, depsgraph) if self.kind == 'AUTO' else self.kind
             except convert.ConvertError as exc:
                 problems.append(str(exc))
                 continue
@@ -371,9 +375,9 @@ def prepare_job(context, op=None, on_progress=None):
     """
     problems = preflight.check(context)
     preflight.store(context.scene, problems)
-    if problems:
-        if op is not None:
-            preflight.report(op, problems)
+    if op is not None:
+        preflight.report(op, problems)
+    if preflight.errors(problems):
         return None
     try:
         solver = runtime.get_solver()
@@ -383,8 +387,11 @@ def prepare_job(context, op=None, on_progress=None):
             op.report({'ERROR'}, str(exc))
         context.scene.quadric.status = f"Error: {exc}"
         return None
+    # the check has already warned about these objects (a mesh collider's wrongly wound faces, which the solver
+    # warns about again while converting)
+    warned = {f"'{p.objects[0]}'" for p in problems if p.severity == 'WARNING' and p.objects}
     for w in conv.warnings:
-        if op is not None:
+        if op is not None and not any(name in w for name in warned):
             op.report({'WARNING'}, w)
     return SimulationJob(solver, conv, on_progress=on_progress)
 
@@ -514,8 +521,8 @@ class QUADRIC_OT_check_scene(bpy.types.Operator):
         started = time.perf_counter()
         problems = preflight.check(context)
         preflight.store(context.scene, problems)
-        if problems:
-            preflight.report(self, problems)
+        preflight.report(self, problems)
+        if problems:  # errors, or warnings only (the status line shows the first)
             return {'FINISHED'}
         msg = f"Check Scene: no problems ({time.perf_counter() - started:.2f} s)"
         context.scene.quadric.status = msg

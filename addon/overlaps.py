@@ -17,7 +17,11 @@ definitions (solver/collision/narrowphase.py, solver/collision/driver.py):
   container's floor and four walls are one-sided rectangles (the body's centre
   on the inner side, its deepest point over the rectangle); a tube's inner wall:
   max over the radial direction w of (c - t).w + sqrt(w'M w), minus the radius,
-  for bodies whose centre is inside it and whose deepest point is within its length.
+  for bodies whose centre is inside it and whose deepest point is within its length;
+* a mesh collider's triangle, as a box wall: one-sided, the body's centre in front of it (the
+  side its corners run counter-clockwise from) and its deepest point over the triangle; a body's
+  depth in a mesh is its deepest in any of its triangles. Overlaps at a convex fold, where the
+  deepest point along either face's normal is beyond that face, go unseen (a lower bound).
 
 Broad phase: bounding spheres (the largest semi-axis), swept along the axis in
 which the centres spread most.
@@ -46,6 +50,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .mesh_collider import usable_triangles
 from .shapes import ELLIPSOID, HULL, bounding_radius, support_points, support_values
 
 # Simulation(overlap_tolerance=...)'s default in the solver: initial overlaps deeper than this fraction of
@@ -67,10 +72,12 @@ SEPARATE_PASSES = 200
 PAIR_BLOCK = 1 << 20
 
 STATIC_PLANE, STATIC_WALL, STATIC_TUBE = 0, 1, 2  # as in the solver's Model
+STATIC_MESH = 3  # one entry per mesh collider, after the tubes (its triangles in Statics.meshes)
 
 
 class Statics(NamedTuple):
-    """Static colliders in the solver's layout (solver/model.py): planes, then 5 walls per box, then tubes."""
+    """Static colliders in the solver's layout (solver/model.py): planes, then 5 walls per box, then tubes;
+    then one entry per mesh collider, whose triangles are in ``meshes`` at the same index (None elsewhere)."""
     kind: np.ndarray    # (S,) STATIC_PLANE, STATIC_WALL or STATIC_TUBE
     point: np.ndarray   # (S, 3) plane or wall point, tube centre
     normal: np.ndarray  # (S, 3) plane or wall normal into free space, tube axis
@@ -78,11 +85,12 @@ class Statics(NamedTuple):
     v: np.ndarray
     size: np.ndarray    # (S, 2) wall half sizes along u and v; tube (radius, half length)
     owner: np.ndarray   # (S,) index of the collider each entry comes from
+    meshes: tuple = ()  # (S,) mesh_collider.Triangles of the STATIC_MESH entries, None for the others
 
 
-def statics(planes=(), boxes=(), tubes=()):
-    """Statics from planes (owner, point, normal), boxes (owner, centre, half extents, rotation matrix) and
-    tubes (owner, centre, unit axis, radius, length)."""
+def statics(planes=(), boxes=(), tubes=(), meshes=()):
+    """Statics from planes (owner, point, normal), boxes (owner, centre, half extents, rotation matrix),
+    tubes (owner, centre, unit axis, radius, length) and meshes (owner, vertices (V, 3), triangles (T, 3))."""
     rows = []
     for owner, point, normal in planes:
         rows.append((STATIC_PLANE, point, normal, (0, 0, 0), (0, 0, 0), (0.0, 0.0), owner))
@@ -97,13 +105,17 @@ def statics(planes=(), boxes=(), tubes=()):
             rows.append((STATIC_WALL, point, normal, u, v, (hu, hv), owner))
     for owner, center, axis, radius, length in tubes:
         rows.append((STATIC_TUBE, center, axis, (0, 0, 0), (0, 0, 0), (radius, 0.5 * length), owner))
+    found = [None] * len(rows)
+    for owner, vertices, triangles in meshes:
+        found.append(usable_triangles(vertices, triangles))
+        rows.append((STATIC_MESH, (0, 0, 0), (0, 0, 0), (0, 0, 0), (0, 0, 0), (0.0, 0.0), owner))
 
     def column(k, shape, dtype=np.float64):
         return np.array([row[k] for row in rows], dtype=dtype).reshape(shape)
 
     s = len(rows)
     return Statics(column(0, (s,), np.int64), column(1, (s, 3)), column(2, (s, 3)), column(3, (s, 3)),
-                   column(4, (s, 3)), column(5, (s, 2)), column(6, (s,), np.int64))
+                   column(4, (s, 3)), column(5, (s, 2)), column(6, (s,), np.int64), tuple(found))
 
 
 class Shapes(NamedTuple):
@@ -574,8 +586,8 @@ def static_overlaps(centers, rotation, semi_axes, colliders, movable, tolerance=
 
     Planes, walls and tubes follow the solver's rules (solver/collision/driver.py:_static_contact); the
     normal points from the collider towards the body (the direction that frees it). Against planes and walls
-    every shape's depth is exact; in a tube, bodies that are not ellipsoids get a lower bound (the module
-    docstring).
+    every shape's depth is exact; in a tube, bodies that are not ellipsoids get a lower bound; in a mesh, the
+    deepest of its triangles (the module docstring).
     """
     centers = np.asarray(centers, dtype=np.float64)
     semi_axes = np.asarray(semi_axes, dtype=np.float64)
@@ -607,6 +619,8 @@ def static_overlaps(centers, rotation, semi_axes, colliders, movable, tolerance=
             within = np.abs((deepest - point) @ normal) <= half_length
             hit = within & (depth > threshold[near])
             k, depth, push = near[hit], depth[hit], -w[hit]
+        elif kind == STATIC_MESH:
+            k, depth, push = _mesh_depths(c, forms, shapes, bodies, rot, bounding, threshold, colliders.meshes[s])
         else:
             sn, reach = _reach_along(forms, shapes, bodies, rot, np.broadcast_to(-normal, c.shape).copy())
             depth = sn - rel @ normal
@@ -624,6 +638,84 @@ def static_overlaps(centers, rotation, semi_axes, colliders, movable, tolerance=
         out_normal.append(push)
     return Overlaps(np.concatenate(out_a), np.concatenate(out_b), np.concatenate(out_depth),
                     np.concatenate(out_normal).reshape(-1, 3))
+
+
+def _interval_pairs(lo_a, hi_a, lo_b, hi_b, block=PAIR_BLOCK):
+    """Pairs (i, j) of intervals [lo_a, hi_a] (A,) and [lo_b, hi_b] (B,) that overlap, in blocks of about
+    ``block``: those where b's start lies in a (sorted b starts), then those where a's start lies in b after
+    b's start (sorted a starts). Large and small intervals mixed cost no more than their overlaps."""
+    order_a, order_b = np.argsort(lo_a, kind="stable"), np.argsort(lo_b, kind="stable")
+    sorted_a, sorted_b = lo_a[order_a], lo_b[order_b]
+    for rows_of, starts, ends, order in (
+            (None, np.searchsorted(sorted_b, lo_a, side="left"), np.searchsorted(sorted_b, hi_a, side="right"),
+             order_b),
+            (True, np.searchsorted(sorted_a, lo_b, side="right"), np.searchsorted(sorted_a, hi_b, side="right"),
+             order_a)):
+        count = np.maximum(ends - starts, 0)
+        cumulative = np.cumsum(count)
+        first, n = 0, len(count)
+        while first < n and cumulative[-1]:
+            base = int(cumulative[first - 1]) if first else 0
+            last = min(max(int(np.searchsorted(cumulative, base + block, side="right")), first + 1), n)
+            rows = np.repeat(np.arange(first, last), count[first:last])
+            offsets = np.arange(rows.size) - np.repeat(cumulative[first:last] - count[first:last] - base,
+                                                       count[first:last])
+            other = order[starts[rows] + offsets]
+            yield (other, rows) if rows_of else (rows, other)
+            first = last
+
+
+def _mesh_depths(c, forms, shapes, bodies, rot, bounding, threshold, mesh):
+    """Bodies (indices into c) deeper than their threshold in a mesh collider's triangles: (k, depth, normal).
+
+    A triangle counts for a body whose centre is in front of it and whose deepest point along its normal lies
+    over it (as for a box wall); the body's depth is its deepest in any triangle, the normal that triangle's.
+    Only triangles whose boxes meet the body's bounding box are measured (a sweep along the mesh's longest
+    side), in blocks, so a large mesh under many bodies costs about what their overlapping boxes do.
+    """
+    none = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, 3)))
+    if mesh is None or not len(mesh.normal) or not len(c):
+        return none
+    lo, hi = c - bounding[:, None], c + bounding[:, None]
+    mesh_lo, mesh_hi = mesh.lo.min(axis=0), mesh.hi.max(axis=0)
+    near = np.flatnonzero(np.all((lo <= mesh_hi) & (hi >= mesh_lo), axis=1))
+    if not near.size:
+        return none
+    axis = int(np.argmax(mesh_hi - mesh_lo))
+    size = float(np.max(mesh_hi - mesh_lo))
+    best = np.full(len(c), -np.inf)
+    best_normal = np.zeros((len(c), 3))
+    for i, t in _interval_pairs(lo[near, axis], hi[near, axis], mesh.lo[:, axis], mesh.hi[:, axis],
+                                PAIR_BLOCK // 4):
+        i = near[i]
+        keep = np.all((lo[i] <= mesh.hi[t]) & (hi[i] >= mesh.lo[t]), axis=1)
+        i, t = i[keep], t[keep]
+        normal, corners = mesh.normal[t], mesh.corners[t]
+        # the centre in front, and near enough that the body may reach behind by more than its threshold
+        height = np.einsum("ki,ki->k", c[i] - corners[:, 0], normal)
+        keep = (height > 0.0) & (height < bounding[i] - threshold[i])
+        i, t, normal, corners, height = i[keep], t[keep], normal[keep], corners[keep], height[keep]
+        if not i.size:
+            continue
+        reach, point = _reach_along(forms[i], shapes, bodies[i], rot[i], -normal)
+        depth = reach - height
+        deepest = c[i] + point
+        # over the triangle: on the inner side of its three edges (to round-off of the mesh's size)
+        inside = depth > threshold[i]
+        for j in range(3):
+            edge = corners[:, (j + 1) % 3] - corners[:, j]
+            side = np.einsum("ki,ki->k", np.cross(edge, deepest - corners[:, j]), normal)
+            inside &= side >= -1e-9 * size * np.linalg.norm(edge, axis=1)
+        i, depth, normal = i[inside], depth[inside], normal[inside]
+        if not i.size:
+            continue
+        order = np.lexsort((depth, i))  # per body, its deepest last
+        last = order[np.r_[i[order][1:] != i[order][:-1], True]]
+        deeper = depth[last] > best[i[last]]
+        best[i[last[deeper]]] = depth[last[deeper]]
+        best_normal[i[last[deeper]]] = normal[last[deeper]]
+    k = np.flatnonzero(np.isfinite(best))
+    return k, best[k], best_normal[k]
 
 
 def _tube_depths_other(c, shapes, bodies, rot, near, tube_center, axis, radius):

@@ -15,7 +15,7 @@ import numpy as np
 from mathutils import Vector
 
 from ..solver import rotations
-from . import body_shape, convert, overlaps, shapes
+from . import body_shape, convert, mesh_collider, overlaps, shapes
 from .properties import frame_range
 
 # solver/ropes/model.py refuses a drawn curve that turns back by more than this at a node
@@ -29,6 +29,12 @@ class Problem:
     message: str
     objects: tuple = ()  # names of the objects involved
     depth: float = 0.0   # overlaps: how deep, in metres
+    severity: str = 'ERROR'  # 'ERROR' stops the simulation; a 'WARNING' (it may not do what is meant) does not
+
+
+def errors(problems):
+    """The problems that stop a simulation."""
+    return [p for p in problems if p.severity == 'ERROR']
 
 
 @dataclass
@@ -106,11 +112,30 @@ def _read_bodies(objs):
             np.array(movable, dtype=bool), problems, found)
 
 
-def _read_colliders(objs):
-    planes, boxes, tubes, colliders, problems = [], [], [], [], []
+def _mesh_problems(obj, vertices, triangles):
+    """(errors, warnings) of a mesh collider's evaluated mesh, naming the object."""
+    name = obj.name
+    if not len(triangles):
+        return [f"'{name}': mesh collider has no faces; a mesh collider collides by its faces (give it some, or "
+                "choose another kind)"], []
+    if not np.all(np.isfinite(vertices)):
+        return [f"'{name}': its location, rotation, scale or vertices are not finite"], []
+    _, usable = mesh_collider.front_normals(vertices, triangles)
+    if not usable.any():
+        return [f"'{name}': mesh collider's faces all have zero area"], []
+    flipped = mesh_collider.flipped_edges(triangles, usable)
+    if flipped:
+        return [], [f"'{name}': {flipped} edge{'s' if flipped != 1 else ''} of the mesh collider join faces whose "
+                    "normals point opposite ways; bodies pass through a face from behind, so recalculate its "
+                    "normals (Mesh > Normals > Recalculate Outside, or Inside for a bowl)"]
+    return [], []
+
+
+def _read_colliders(objs, depsgraph=None):
+    planes, boxes, tubes, meshes, colliders, problems = [], [], [], [], [], []
     for obj in objs:
         kind = obj.quadric.collider_kind
-        g = convert.collider_geometry(obj, kind)
+        g = convert.collider_geometry(obj, kind, depsgraph)
         if not all(np.all(np.isfinite(g[k])) for k in ("center", "half", "z_axis")):
             problems.append(Problem('COLLIDER', f"'{obj.name}': its location, rotation or scale is not finite",
                                     (obj.name,)))
@@ -128,6 +153,15 @@ def _read_colliders(objs):
                 continue
             tubes.append((owner, g["center"], g["z_axis"], radius, length))
             label = "tube"
+        elif kind == 'MESH':
+            vertices, triangles = convert.collider_mesh(obj, depsgraph)
+            stop, warn = _mesh_problems(obj, vertices, triangles)
+            problems += [Problem('COLLIDER', msg, (obj.name,)) for msg in stop]
+            problems += [Problem('COLLIDER', msg, (obj.name,), severity='WARNING') for msg in warn]
+            if stop:
+                continue
+            meshes.append((owner, vertices, triangles))
+            label = "mesh"
         else:
             if g["half"].min() <= 0.0:
                 axis = "xyz"[int(np.argmin(g["half"]))]
@@ -137,7 +171,7 @@ def _read_colliders(objs):
             boxes.append((owner, g["center"], g["half"], rotations.to_matrix(g["rotation"])))
             label = "box container"
         colliders.append((obj, label))
-    return colliders, overlaps.statics(planes, boxes, tubes), problems
+    return colliders, overlaps.statics(planes, boxes, tubes, meshes), problems
 
 
 def _rope_problems(arm, n_bodies):
@@ -192,7 +226,8 @@ def read_scene(context, scene=None):
     with at_frame(scene, start):
         bodies, centers, rotation, semi, movable, found, body_shapes = _read_bodies(by_role['BODY'])
         problems += found
-        colliders, statics, found = _read_colliders(by_role['COLLIDER'])
+        depsgraph = context.evaluated_depsgraph_get() if by_role['COLLIDER'] else None
+        colliders, statics, found = _read_colliders(by_role['COLLIDER'], depsgraph)
         problems += found
         for arm in by_role['ROPE']:
             problems += [Problem('ROPE', msg, (arm.name,)) for msg in _rope_problems(arm, len(by_role['BODY']))]
@@ -227,9 +262,11 @@ def find_overlaps(layout):
 
 
 def check(context, scene=None):
-    """Every problem the simulation would stop at, as a list of Problems (empty when the scene is fine)."""
+    """Every problem the simulation would stop at, then the warnings, as a list of Problems (empty when the
+    scene is fine)."""
     layout = read_scene(context, scene)
-    return layout.problems + _overlap_problems(layout, find_overlaps(layout))
+    found = layout.problems + _overlap_problems(layout, find_overlaps(layout))
+    return errors(found) + [p for p in found if p.severity != 'ERROR']
 
 
 def _translate(obj, delta):
@@ -284,16 +321,18 @@ def store(scene, problems):
     qs.problems.clear()
     for p in problems:
         item = qs.problems.add()
-        item.message, item.kind = p.message, p.kind
+        item.message, item.kind, item.severity = p.message, p.kind, p.severity
     if problems:
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
         qs.status = f"Check: {problems[0].message}{more}"
 
 
 def report(op, problems):
-    """One error per problem, then a summary (the status bar shows the last): a script gets them all in its
-    RuntimeError."""
+    """One error or warning per problem, then, if there are errors, a summary (the status bar shows the last):
+    a script gets the errors in its RuntimeError."""
     for p in problems:
-        op.report({'ERROR'}, p.message)
-    op.report({'ERROR'}, f"Check Scene found {len(problems)} problem{'s' if len(problems) != 1 else ''}; the "
-                         "Quadric panel lists them")
+        op.report({p.severity}, p.message)
+    stopping = len(errors(problems))
+    if stopping:
+        op.report({'ERROR'}, f"Check Scene found {stopping} problem{'s' if stopping != 1 else ''}; the "
+                             "Quadric panel lists them")

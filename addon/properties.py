@@ -6,7 +6,7 @@ from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProp
 ROLE_ITEMS = [
     ('NONE', "None", "Not part of the simulation"),
     ('BODY', "Body", "A rigid body of a convex shape fitted to the mesh"),
-    ('COLLIDER', "Collider", "A static plane, tube or box container"),
+    ('COLLIDER', "Collider", "A static plane, tube, box container or mesh"),
     ('ROPE', "Rope", "A Cosserat rope rig"),
 ]
 BODY_TYPE_ITEMS = [
@@ -34,6 +34,8 @@ COLLIDER_KIND_ITEMS = [
     ('PLANE', "Plane", "Infinite ground plane through the object, normal along its local Z"),
     ('TUBE', "Tube", "Open hollow cylinder along local Z; its inner wall collides"),
     ('BOX', "Box", "Open-top box container; its inner walls collide"),
+    ('MESH', "Mesh", "Any mesh (terrain, bowl, stairs), modifiers applied: its faces collide on their front side, "
+                     "the side their normals point to"),
 ]
 END_MODE_ITEMS = [
     ('FREE', "Free", "The end hangs free"),
@@ -225,6 +227,8 @@ class QuadricObjectSettings(bpy.types.PropertyGroup):
 class QuadricProblem(bpy.types.PropertyGroup):
     message: StringProperty(name="Problem", description="What Check Scene found")
     kind: StringProperty(name="Kind", description="OVERLAP, BODY, COLLIDER, ROPE or SCENE")
+    severity: StringProperty(name="Severity", default='ERROR',
+                             description="ERROR (stops the simulation) or WARNING (it runs, maybe not as meant)")
 
 
 class QuadricSceneSettings(bpy.types.PropertyGroup):

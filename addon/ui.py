@@ -58,7 +58,7 @@ def draw_problems(layout, qs):
     col = box.column(align=True)
     col.label(text=f"{count} problem{'s' if count != 1 else ''} found:", icon='ERROR')
     for item in list(qs.problems)[:preflight.SHOWN_IN_PANEL]:
-        col.label(text=item.message)
+        col.label(text=item.message if item.severity == 'ERROR' else f"Warning: {item.message}")
     if count > preflight.SHOWN_IN_PANEL:
         col.label(text=f"... and {count - preflight.SHOWN_IN_PANEL} more (Info editor)")
     if any(item.kind == 'OVERLAP' for item in qs.problems):
@@ -117,6 +117,8 @@ def draw_object_settings(layout, obj):
             col.prop(s, "initial_angular_velocity")
     elif s.role == 'COLLIDER':
         col.prop(s, "collider_kind")
+        if s.collider_kind == 'MESH':
+            col.label(text="Faces collide on the side their normals point to", icon='NORMALS_FACE')
     elif s.role == 'ROPE':
         draw_preset_row(col, "rope")
         col.prop(s, "rope_radius")

@@ -986,6 +986,191 @@ def scenario_cube_rests(out):
     return res
 
 
+
+# ---------------------------------------------------------------------------- mesh colliders
+def add_bowl(name, location, rotation, scale):
+    """The lower half of a UV sphere (32 segments, 16 rings, radius 1), turned, scaled and moved."""
+    import bmesh
+
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=32, ring_count=16, radius=1.0, location=location,
+                                         rotation=rotation)
+    obj = bpy.context.object
+    obj.name = name
+    obj.scale = scale
+    bm = bmesh.new()
+    bm.from_mesh(obj.data)
+    bmesh.ops.delete(bm, geom=[v for v in bm.verts if v.co.z > 1e-6], context='VERTS')
+    bm.to_mesh(obj.data)
+    bm.free()
+    return obj
+
+
+def edit_mesh(obj, change):
+    """Run change(bm) on the object's mesh data through bmesh."""
+    import bmesh
+
+    bm = bmesh.new()
+    bm.from_mesh(obj.data)
+    result = change(bm)
+    bm.to_mesh(obj.data)
+    bm.free()
+    obj.data.update()
+    return result
+
+
+def expected_mesh(obj, local=None):
+    """What the conversion should make of a mesh collider, worked out apart from it with mathutils: the mesh's
+    vertices (or ``local``, in the object's axes) through matrix_world; for each loop triangle the world normal
+    of its face as Blender displays it (the face normal through the inverse transpose), and how far the
+    triangle's own plane is turned from its face's (a quad need not be flat), in radians."""
+    from mathutils import Vector, geometry
+
+    matrix = obj.matrix_world
+    normal_matrix = matrix.to_3x3().inverted().transposed()
+    mesh = obj.data
+    mesh.calc_loop_triangles()
+    points = [matrix @ v.co for v in mesh.vertices] if local is None else [matrix @ Vector(p) for p in local]
+    normals, turned = [], []
+    for t in mesh.loop_triangles:
+        face = np.array((normal_matrix @ mesh.polygons[t.polygon_index].normal).normalized(), dtype=np.float64)
+        own = np.array(geometry.normal(*(points[i] for i in t.vertices)), dtype=np.float64)
+        normals.append(face.tolist())
+        # in double: the angles are as small as 1e-4 rad, whose cosine single precision rounds to 1
+        turned.append(math.atan2(np.linalg.norm(np.cross(own, face)), abs(own @ face)))
+    return dict(vertices=[list(p) for p in points], normals=normals, turned=turned,
+                triangles=[list(t.vertices) for t in mesh.loop_triangles],
+                faces=len(mesh.polygons), corners=sum(len(p.vertices) for p in mesh.polygons))
+
+
+def scenario_mesh_colliders(out):
+    """Mesh colliders: Add Collider's Auto choice on a bowl, a terrain, terraces made by a modifier, stairs, an
+    open-top box, a cube, a cylinder and a plane; Check Scene on a mesh without faces, one with a face turned
+    over and a body sunk in the terrain; Resolve Overlaps; and the solver Scene the conversion makes of a
+    bowl, a mirrored bowl and a terrain with an Array modifier."""
+    import bmesh
+    from mathutils import Matrix
+
+    scene = empty_scene()
+    scene.frame_start, scene.frame_end = 1, 10
+    made = {}
+    made["Bowl"] = add_bowl("Bowl", (3.0, -2.0, 1.0), (0.3, 0.2, 0.5), (1.5, 1.0, 0.8))
+    made["Mirrored"] = add_bowl("Mirrored", (9.0, -2.0, 1.0), (0.0, -0.4, 1.2), (-1.2, 0.9, 0.7))
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=8, y_subdivisions=6, size=4.0, location=(-4.0, 1.0, 0.2),
+                                    rotation=(0.0, 0.0, 0.7))
+    terrain = made["Terrain"] = bpy.context.object
+    terrain.name = "Terrain"
+    bump = min(terrain.data.vertices, key=lambda v: (v.co.x - 0.5) ** 2 + (v.co.y - 0.5) ** 2)
+    bump.co.z += 0.5
+    array = terrain.modifiers.new("Array", 'ARRAY')
+    array.count = 2
+    array.relative_offset_displace = (1.0, 0.0, 0.0)
+    bpy.ops.mesh.primitive_plane_add(size=2.0, location=(0.0, 12.0, 0.0))
+    terraces = made["Terraces"] = bpy.context.object  # flat itself, steps with its modifier
+    terraces.name = "Terraces"
+    steps = terraces.modifiers.new("Steps", 'ARRAY')
+    steps.count = 3
+    steps.use_relative_offset, steps.use_constant_offset = False, True
+    steps.constant_offset_displace = (2.0, 0.0, 0.3)
+    stairs = bpy.data.meshes.new("Stairs")
+    bm = bmesh.new()
+    for k in range(3):  # three blocks, each a step higher and further back
+        bmesh.ops.create_cube(bm, size=1.0, matrix=Matrix.LocRotScale((0.0, 0.3 * k, 0.1 + 0.1 * k), None,
+                                                                      (1.0, 0.3, 0.2 + 0.2 * k)))
+    bm.to_mesh(stairs)
+    bm.free()
+    made["Stairs"] = bpy.data.objects.new("Stairs", stairs)
+    scene.collection.objects.link(made["Stairs"])
+    made["Stairs"].location = (0.0, 20.0, 0.0)
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.0, 30.0, 0.5))
+    made["Tray"] = bpy.context.object
+    made["Tray"].name = "Tray"
+    edit_mesh(made["Tray"], lambda bm: bmesh.ops.delete(bm, geom=[f for f in bm.faces if f.normal.z > 0.5],
+                                                        context='FACES_ONLY'))
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.0, 40.0, 0.5))
+    made["Crate"] = bpy.context.object
+    made["Crate"].name = "Crate"
+    bpy.ops.mesh.primitive_cylinder_add(vertices=32, location=(0.0, 50.0, 0.5))
+    made["Pipe"] = bpy.context.object
+    made["Pipe"].name = "Pipe"
+    bpy.ops.mesh.primitive_plane_add(location=(0.0, 60.0, -5.0))
+    made["Floor"] = bpy.context.object
+    made["Floor"].name = "Floor"
+    res = dict(auto={}, data_kind={})
+    for name, obj in made.items():
+        select_only(obj)
+        result = bpy.ops.quadric.add_collider()
+        res["auto"][name] = obj.quadric.collider_kind if result == {'FINISHED'} else sorted(result)
+        res["data_kind"][name] = mod("convert").detect_collider_kind(obj)  # the mesh without its modifiers
+    for name in ("Terraces", "Stairs", "Tray", "Crate", "Pipe", "Floor"):
+        made[name].quadric.role = 'NONE'  # only their kind was asked
+
+    # Check Scene: a mesh without faces, a grid with one inner face turned over, a body sunk in the terrain
+    loose = bpy.data.meshes.new("Loose")
+    loose.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0.5)], [(0, 1)], [])
+    made["Loose"] = bpy.data.objects.new("Loose", loose)
+    scene.collection.objects.link(made["Loose"])
+    select_only(made["Loose"])
+    res["add_loose"] = sorted(bpy.ops.quadric.add_collider(kind='MESH'))
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=4, y_subdivisions=4, size=2.0, location=(-20.0, 0.0, 0.0))
+    patchwork = made["Patchwork"] = bpy.context.object
+    patchwork.name = "Patchwork"
+
+    def turn_inner_face(bm):
+        inner = next(f for f in bm.faces if all(len(e.link_faces) == 2 for e in f.edges))
+        bmesh.ops.reverse_faces(bm, faces=[inner])
+        return len(inner.edges)
+
+    res["turned_edges"] = edit_mesh(patchwork, turn_inner_face)
+    select_only(patchwork)
+    res["add_patchwork"] = sorted(bpy.ops.quadric.add_collider(kind='MESH'))
+    bpy.context.view_layer.update()
+    # a pebble over the terrain's first copy, away from its bump, its centre 0.1 above the terrain's plane
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=0.15,
+                                          location=terrain.matrix_world @ __import__("mathutils").Vector(
+                                              (-1.5, -1.0, 0.1)))
+    pebble = bpy.context.object
+    pebble.name = "Pebble"
+    select_only(pebble)
+    bpy.ops.quadric.add_body()
+    res["pebble"] = dict(semi_axes=list(pebble.quadric.semi_axes), centre=body_centres(["Pebble"])["Pebble"],
+                         terrain_z=terrain.matrix_world.translation.z)
+    res["check_error"] = op_error(bpy.ops.quadric.check_scene)
+    res["problems"] = [dict(kind=p.kind, message=p.message, objects=list(p.objects), depth=p.depth,
+                            severity=p.severity) for p in mod("preflight").check(bpy.context)]
+    res["panel_problems"] = [(p.severity, p.message) for p in scene.quadric.problems]
+    res["kernels_after_check"] = kernel_modules()
+    res["panel"] = draw_panels([made["Bowl"]])
+    try:
+        mod("convert").build_scene(mod("runtime").get_solver(), bpy.context)
+        res["convert_loose"] = "no error"
+    except ValueError as exc:
+        res["convert_loose"] = str(exc)
+    bpy.data.objects.remove(made.pop("Loose"))
+
+    # Resolve Overlaps lifts the pebble off the terrain; then only the warning is left
+    res["resolve"] = sorted(bpy.ops.quadric.resolve_overlaps())
+    res["resolved_centre"] = body_centres(["Pebble"])["Pebble"]
+    with captured_reports() as reports:
+        res["check_after_resolve"] = op_error(bpy.ops.quadric.check_scene)
+    res["check_reports"] = reports
+
+    # the solver's Scene
+    made["Bowl"].quadric.friction = 0.75
+    conv = mod("convert").build_scene(mod("runtime").get_solver(), bpy.context)
+    res["warnings"] = conv.warnings
+    res["scene_meshes"] = {m["name"]: dict(vertices=m["vertices"], triangles=m["triangles"],
+                                           material=m["material"]) for m in conv.scene.meshes}
+    res["materials"] = [dict(friction=m.friction, restitution=m.restitution) for m in conv.scene.materials]
+    res["friction"] = {name: made[name].quadric.friction for name in ("Bowl", "Mirrored", "Terrain")}
+    local = [list(v.co) for v in terrain.data.vertices]
+    width = float(np.ptp([p[0] for p in local]))  # the Array's relative offset: one width of the grid along x
+    res["expected"] = {name: expected_mesh(made[name]) for name in ("Bowl", "Mirrored", "Patchwork")}
+    res["expected"]["Terrain"] = expected_mesh(terrain, local + [[x + width, y, z] for x, y, z in local])
+    res["terrain_width"] = width
+    res["determinants"] = {name: made[name].matrix_world.to_3x3().determinant() for name in ("Bowl", "Mirrored")}
+    return res
+
+
 # ------------------------------------------------------------------------- workflow
 MATERIAL_FIELDS = ("friction", "restitution", "rolling_friction", "spinning_friction", "mass_mode", "density")
 ROPE_FIELDS = ("rope_radius", "rope_density", "rope_damping", "rope_young_modulus", "rope_shear_modulus")

@@ -341,3 +341,144 @@ def test_proven_depths_bound_the_least_gap_found_by_brute_force():
             assert depth[p] <= threshold[p]
         else:
             assert gaps.min() == pytest.approx(threshold[p], rel=0.1), p
+
+
+# ---------------------------------------------------------------------------------- mesh colliders
+mc = load("mesh_collider")
+
+
+def grid(n, half=1.0, height=None):
+    """A square of (n + 1)^2 vertices and 2 n^2 triangles, fronts up, heights z = height(x, y) (flat: 0)."""
+    x, y = np.meshgrid(np.linspace(-half, half, n + 1), np.linspace(-half, half, n + 1), indexing="ij")
+    z = np.zeros_like(x) if height is None else height(x, y)
+    vertices = np.stack([x.ravel(), y.ravel(), z.ravel()], axis=1)
+    k = np.arange((n + 1) ** 2).reshape(n + 1, n + 1)
+    a, b, c, d = k[:-1, :-1].ravel(), k[1:, :-1].ravel(), k[1:, 1:].ravel(), k[:-1, 1:].ravel()
+    return vertices, np.concatenate([np.stack([a, b, c], axis=1), np.stack([a, c, d], axis=1)])
+
+
+def test_mesh_collider_rules_are_the_solvers():
+    """Front normals, degenerate triangles and wrongly wound neighbours as solver/shapes/mesh.py has them, on a
+    bumpy grid with a twentieth of its triangles turned over, a sliver of no area and an edge of three."""
+    from solver.shapes.mesh import check_mesh, mesh_topology
+
+    rng = np.random.default_rng(21)
+    vertices, triangles = grid(16, height=lambda x, y: 0.2 * np.sin(3 * x) * np.cos(2 * y))
+    turned = rng.random(len(triangles)) < 0.05
+    triangles[turned] = triangles[turned][:, [0, 2, 1]]
+    # a sliver (its corners in a line) and a fin on an edge the grid's triangles already share
+    extra = np.array([[2.0, 0.0, 0.0], [2.5, 0.0, 0.0], [3.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    v = len(vertices)
+    vertices = np.concatenate([vertices, extra])
+    triangles = np.concatenate([triangles, [[v, v + 1, v + 2], [triangles[0, 0], triangles[0, 1], v + 3]]])
+    topology = mesh_topology(*check_mesh("grid", vertices, triangles))
+    normal, usable = mc.front_normals(vertices, triangles)
+    assert topology.flipped_edges > 10
+    assert mc.flipped_edges(triangles, usable) == topology.flipped_edges
+    np.testing.assert_array_equal(usable, topology.usable)
+    assert not usable[-2] and usable[:-2].all()
+    np.testing.assert_array_equal(normal, topology.normal)  # the same arithmetic, to the last bit
+
+
+def test_interval_pairs_are_every_overlapping_pair_once():
+    rng = np.random.default_rng(22)
+    lo_a, lo_b = rng.uniform(0, 10, 60), rng.uniform(0, 10, 90)
+    lo_b[:5] = lo_a[:5]  # starts that coincide
+    hi_a, hi_b = lo_a + rng.uniform(0, 1, 60), lo_b + rng.exponential(1.0, 90)
+    found = [pair for i, j in ov._interval_pairs(lo_a, hi_a, lo_b, hi_b, block=7) for pair in zip(i, j)]
+    want = {(i, j) for i in range(60) for j in range(90) if lo_a[i] <= hi_b[j] and lo_b[j] <= hi_a[i]}
+    assert len(found) == len(set(found)) == len(want) > 100
+    assert set(found) == want
+
+
+def mesh_statics(vertices, triangles, owner=0):
+    return ov.statics(meshes=[(owner, vertices, triangles)])
+
+
+def test_a_flat_mesh_floor_reports_what_a_plane_does():
+    """Ellipsoids and boxes over the middle of a finely triangulated floor have the plane's depths (the same
+    support, measured from a corner of the triangle under them); a body beyond the mesh's edge or with its
+    centre below it has none."""
+    rng = np.random.default_rng(23)
+    count = 200
+    kinds = rng.choice([shp.ELLIPSOID, shp.BOX, shp.CYLINDER], count)
+    shapes, widths = shapes_of(*[(k, shp.row(k, semi_axes=rng.uniform(0.02, 0.06, 3),
+                                             half_extents=rng.uniform(0.02, 0.06, 3), radius=rng.uniform(0.02, 0.06),
+                                             half_height=rng.uniform(0.02, 0.06))) for k in kinds])
+    rot = random_rotations(rng, count)
+    centers = np.stack([rng.uniform(-0.8, 0.8, count), rng.uniform(-0.8, 0.8, count),
+                        rng.uniform(-0.02, 0.1, count)], axis=1)
+    centers[:10, 0] = 1.2  # beyond the edge
+    movable = np.ones(count, dtype=bool)
+    floor = mesh_statics(*grid(20))
+    plane = ov.statics([(0, (0.0, 0.0, 0.0), (0.0, 0.0, 1.0))])
+    found = ov.static_overlaps(centers, rot, widths, floor, movable, tolerance=0.0, shapes=shapes)
+    want = ov.static_overlaps(centers, rot, widths, plane, movable, tolerance=0.0, shapes=shapes)
+    expected = (centers[want.b, 2] > 0.0) & (centers[want.b, 0] < 1.0)
+    assert 50 < expected.sum() < count - 50
+    assert found.b.tolist() == want.b[expected].tolist()
+    np.testing.assert_allclose(found.depth, want.depth[expected], rtol=1e-12)
+    np.testing.assert_array_equal(found.normal, np.tile([0.0, 0.0, 1.0], (len(found.b), 1)))
+    assert np.all(found.a == -1)
+
+
+def test_mesh_depths_are_the_deepest_triangle_under_each_body(monkeypatch):
+    """On a bumpy terrain, in blocks of a few pairs: each body's depth and normal are those of the deepest
+    triangle it has its centre in front of and its deepest point over (every triangle tried, one body at a
+    time)."""
+    rng = np.random.default_rng(24)
+    vertices, triangles = grid(12, height=lambda x, y: 0.15 * np.sin(4 * x) * np.cos(3 * y))
+    count = 150
+    kinds = rng.choice([shp.ELLIPSOID, shp.BOX, shp.CAPSULE], count)
+    shapes, widths = shapes_of(*[(k, shp.row(k, semi_axes=rng.uniform(0.03, 0.1, 3),
+                                             half_extents=rng.uniform(0.03, 0.1, 3), radius=rng.uniform(0.03, 0.08),
+                                             half_height=rng.uniform(0.03, 0.08))) for k in kinds])
+    rot = random_rotations(rng, count)
+    xy = rng.uniform(-1.1, 1.1, (count, 2))
+    ground = 0.15 * np.sin(4 * xy[:, 0]) * np.cos(3 * xy[:, 1])
+    centers = np.concatenate([xy, (ground + rng.uniform(-0.05, 0.15, count))[:, None]], axis=1)
+    monkeypatch.setattr(ov, "PAIR_BLOCK", 64)
+    found = ov.static_overlaps(centers, rot, widths, mesh_statics(vertices, triangles), np.ones(count, dtype=bool),
+                               tolerance=0.0, shapes=shapes)
+    tri = mc.usable_triangles(vertices, triangles)
+    want = {}
+    for k in range(count):
+        height = np.einsum("ti,ti->t", centers[k] - tri.corners[:, 0], tri.normal)
+        value, point = ov.support_world(shapes, np.array([k]), rot[k:k + 1], -tri.normal[None])
+        depth, deepest = value[0] - height, centers[k] + point[0]
+        inside = np.ones(len(tri.normal), dtype=bool)
+        for j in range(3):
+            edge = tri.corners[:, (j + 1) % 3] - tri.corners[:, j]
+            inside &= np.einsum("ti,ti->t", np.cross(edge, deepest - tri.corners[:, j]), tri.normal) >= 0.0
+        ok = (height > 0.0) & inside & (depth > 0.0)
+        if ok.any():
+            t = np.flatnonzero(ok)[np.argmax(depth[ok])]
+            want[k] = (depth[t], tri.normal[t])
+    assert 30 < len(want) < count - 30
+    assert found.b.tolist() == sorted(want)
+    np.testing.assert_allclose(found.depth, [want[k][0] for k in found.b], rtol=1e-12)
+    np.testing.assert_allclose(found.normal, [want[k][1] for k in found.b], atol=1e-15)
+
+
+def test_separate_lifts_bodies_out_of_a_mesh():
+    """A sphere sunk 3 cm into a triangulated floor rises straight up by that (and the gap); one sunk into the
+    bottom of a V-shaped valley (two slopes at 30 degrees) ends clear of both slopes."""
+    r, gap = 0.1, 1e-3
+    floor_v, floor_t = grid(8)
+    slope = np.tan(np.radians(30.0))
+    valley_v, valley_t = grid(8, height=lambda x, y: slope * np.abs(x))
+    valley_v[:, 0] += 5.0
+    statics = ov.statics(meshes=[(0, floor_v, floor_t), (1, valley_v, valley_t)])
+    centers = np.array([[0.1, 0.2, 0.07], [5.0, 0.1, 0.08]])
+    semi, rot = np.full((2, 3), r), np.tile(np.eye(3), (2, 1, 1))
+    moved, left = ov.separate(centers, rot, semi, np.array([True, True]), statics, gap=gap)
+    assert left.a.size == 0
+    np.testing.assert_allclose(moved[0], [0.0, 0.0, 0.03 + gap * r], atol=1e-12)
+    after = centers[1] + moved[1]
+    # clear of each slope (within the tolerance), and not thrown far: each pass pushes it off the deeper slope,
+    # which (the slopes' normals 60 degrees apart) only lifts it off the other, so each slope pushes it once, by
+    # at most its depth at the start (r - 0.08 cos 30) and the gap
+    for sign in (1.0, -1.0):
+        normal = np.array([-sign * slope, 0.0, 1.0]) / np.hypot(slope, 1.0)
+        assert (after - [5.0, 0.0, 0.0]) @ normal >= r * (1.0 - ov.OVERLAP_TOLERANCE)
+    assert np.linalg.norm(moved[1]) <= 2 * (r - 0.08 * np.cos(np.radians(30.0)) + gap * r)
