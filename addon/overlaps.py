@@ -50,7 +50,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .mesh_collider import usable_triangles
+from ..solver.mesh import mesh_topology
 from .shapes import ELLIPSOID, HULL, bounding_radius, support_points, support_values
 
 # Simulation(overlap_tolerance=...)'s default in the solver: initial overlaps deeper than this fraction of
@@ -85,7 +85,24 @@ class Statics(NamedTuple):
     v: np.ndarray
     size: np.ndarray    # (S, 2) wall half sizes along u and v; tube (radius, half length)
     owner: np.ndarray   # (S,) index of the collider each entry comes from
-    meshes: tuple = ()  # (S,) mesh_collider.Triangles of the STATIC_MESH entries, None for the others
+    meshes: tuple = ()  # (S,) Triangles of the STATIC_MESH entries, None for the others
+
+
+class Triangles(NamedTuple):
+    """A mesh collider's usable (not degenerate) triangles, for the overlap check."""
+    corners: np.ndarray  # (T, 3, 3) world-space corners, counter-clockwise seen from the front
+    normal: np.ndarray   # (T, 3) unit front normals
+    lo: np.ndarray       # (T, 3) bounding boxes
+    hi: np.ndarray
+
+
+def mesh_triangles(vertices, triangles) -> Triangles:
+    """The Triangles the solver keeps of a mesh (solver/mesh.py leaves out those of no area)."""
+    vertices = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    triangles = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    topology = mesh_topology(vertices, triangles)
+    corners = vertices[triangles[topology.usable]]
+    return Triangles(corners, topology.normal[topology.usable], corners.min(axis=1), corners.max(axis=1))
 
 
 def statics(planes=(), boxes=(), tubes=(), meshes=()):
@@ -107,7 +124,7 @@ def statics(planes=(), boxes=(), tubes=(), meshes=()):
         rows.append((STATIC_TUBE, center, axis, (0, 0, 0), (0, 0, 0), (radius, 0.5 * length), owner))
     found = [None] * len(rows)
     for owner, vertices, triangles in meshes:
-        found.append(usable_triangles(vertices, triangles))
+        found.append(mesh_triangles(vertices, triangles))
         rows.append((STATIC_MESH, (0, 0, 0), (0, 0, 0), (0, 0, 0), (0, 0, 0), (0.0, 0.0), owner))
 
     def column(k, shape, dtype=np.float64):

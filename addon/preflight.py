@@ -15,7 +15,8 @@ import numpy as np
 from mathutils import Vector
 
 from ..solver import rotations
-from . import body_shape, convert, mesh_collider, overlaps, shapes
+from ..solver.mesh import mesh_topology
+from . import body_shape, convert, overlaps, shapes
 from .properties import frame_range
 
 # solver/ropes/model.py refuses a drawn curve that turns back by more than this at a node
@@ -120,10 +121,11 @@ def _mesh_problems(obj, vertices, triangles):
                 "choose another kind)"], []
     if not np.all(np.isfinite(vertices)):
         return [f"'{name}': its location, rotation, scale or vertices are not finite"], []
-    _, usable = mesh_collider.front_normals(vertices, triangles)
-    if not usable.any():
+    topology = mesh_topology(np.asarray(vertices, dtype=np.float64).reshape(-1, 3),
+                             np.asarray(triangles, dtype=np.int64).reshape(-1, 3))
+    if not topology.usable.any():
         return [f"'{name}': mesh collider's faces all have zero area"], []
-    flipped = mesh_collider.flipped_edges(triangles, usable)
+    flipped = topology.flipped_edges
     if flipped:
         return [], [f"'{name}': {flipped} edge{'s' if flipped != 1 else ''} of the mesh collider join faces whose "
                     "normals point opposite ways; bodies pass through a face from behind, so recalculate its "

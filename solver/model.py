@@ -72,7 +72,7 @@ class MeshColliders(NamedTuple):
     first_static: int          # static id of triangle 0
     centre: np.ndarray         # (T, 3) corner means
     normal: np.ndarray         # (T, 3) unit front normals
-    neighbour: np.ndarray      # (T, 3) int64 shapes/mesh.py MeshTopology rows, in this numbering
+    neighbour: np.ndarray      # (T, 3) int64 solver/mesh.py MeshTopology rows, in this numbering
     edge_active: np.ndarray    # (T, 3) bool
     corner_active: np.ndarray  # (T, 3) bool
     corner_owner: np.ndarray   # (T, 3) int64
@@ -121,7 +121,7 @@ def build_body_shapes(scene):
 def build_mesh_colliders(scene, shapes, first_static: int):
     """MeshColliders of a scene; ``shapes`` is its build_body_shapes. None where that is None (ellipsoids and no
     mesh colliders); empty in other scenes without mesh colliders, so that their kernels compile only once."""
-    from .shapes.mesh import mesh_topology
+    from .mesh import mesh_topology
 
     if shapes is None:
         return None

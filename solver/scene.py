@@ -252,7 +252,7 @@ class Scene:
         Triangles wound against their neighbours therefore leak; they get a warning. Triangles of no
         area are left out.
         """
-        from .shapes.mesh import check_mesh, mesh_topology
+        from .mesh import check_mesh, mesh_topology
 
         index = len(self.meshes)
         owner = self._owner("mesh collider", index, name)

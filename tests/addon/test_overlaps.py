@@ -344,7 +344,6 @@ def test_proven_depths_bound_the_least_gap_found_by_brute_force():
 
 
 # ---------------------------------------------------------------------------------- mesh colliders
-mc = load("mesh_collider")
 
 
 def grid(n, half=1.0, height=None):
@@ -357,27 +356,31 @@ def grid(n, half=1.0, height=None):
     return vertices, np.concatenate([np.stack([a, b, c], axis=1), np.stack([a, c, d], axis=1)])
 
 
-def test_mesh_collider_rules_are_the_solvers():
-    """Front normals, degenerate triangles and wrongly wound neighbours as solver/shapes/mesh.py has them, on a
-    bumpy grid with a twentieth of its triangles turned over, a sliver of no area and an edge of three."""
-    from solver.shapes.mesh import check_mesh, mesh_topology
-
+def test_mesh_triangles_keep_the_triangles_with_area_and_their_front_normals():
+    """On a bumpy grid with a twentieth of its triangles turned over, a sliver of no area and an edge of three:
+    the sliver is left out, the normals are the corners' cross products, and the wrongly wound neighbours
+    Check Scene reports are the edges whose two triangles run the same way along them, counted one by one."""
     rng = np.random.default_rng(21)
     vertices, triangles = grid(16, height=lambda x, y: 0.2 * np.sin(3 * x) * np.cos(2 * y))
     turned = rng.random(len(triangles)) < 0.05
     triangles[turned] = triangles[turned][:, [0, 2, 1]]
-    # a sliver (its corners in a line) and a fin on an edge the grid's triangles already share
     extra = np.array([[2.0, 0.0, 0.0], [2.5, 0.0, 0.0], [3.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
     v = len(vertices)
     vertices = np.concatenate([vertices, extra])
     triangles = np.concatenate([triangles, [[v, v + 1, v + 2], [triangles[0, 0], triangles[0, 1], v + 3]]])
-    topology = mesh_topology(*check_mesh("grid", vertices, triangles))
-    normal, usable = mc.front_normals(vertices, triangles)
-    assert topology.flipped_edges > 10
-    assert mc.flipped_edges(triangles, usable) == topology.flipped_edges
-    np.testing.assert_array_equal(usable, topology.usable)
-    assert not usable[-2] and usable[:-2].all()
-    np.testing.assert_array_equal(normal, topology.normal)  # the same arithmetic, to the last bit
+    tri = ov.mesh_triangles(vertices, triangles)
+    kept = np.r_[np.arange(len(triangles) - 2), len(triangles) - 1]
+    np.testing.assert_array_equal(tri.corners, vertices[triangles[kept]])
+    cross = np.cross(tri.corners[:, 1] - tri.corners[:, 0], tri.corners[:, 2] - tri.corners[:, 0])
+    np.testing.assert_allclose(tri.normal, cross / np.linalg.norm(cross, axis=1)[:, None], atol=1e-15)
+    directions = {}
+    for a, b, c in triangles[kept]:
+        for p, q in ((a, b), (b, c), (c, a)):
+            directions.setdefault((min(p, q), max(p, q)), []).append(p < q)
+    flipped = sum(1 for runs in directions.values() if len(runs) == 2 and runs[0] == runs[1])
+    assert flipped > 10
+    from solver.mesh import mesh_topology
+    assert mesh_topology(vertices, triangles).flipped_edges == flipped
 
 
 def test_interval_pairs_are_every_overlapping_pair_once():
@@ -440,7 +443,7 @@ def test_mesh_depths_are_the_deepest_triangle_under_each_body(monkeypatch):
     monkeypatch.setattr(ov, "PAIR_BLOCK", 64)
     found = ov.static_overlaps(centers, rot, widths, mesh_statics(vertices, triangles), np.ones(count, dtype=bool),
                                tolerance=0.0, shapes=shapes)
-    tri = mc.usable_triangles(vertices, triangles)
+    tri = ov.mesh_triangles(vertices, triangles)
     want = {}
     for k in range(count):
         height = np.einsum("ti,ti->t", centers[k] - tri.corners[:, 0], tri.normal)

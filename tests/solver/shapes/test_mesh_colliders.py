@@ -13,7 +13,7 @@ import pytest
 import solver
 from solver.collision.bvh import build_hierarchy, query
 from solver.math3d import quat_to_matrix_np
-from solver.shapes.mesh import mesh_topology
+from solver.mesh import mesh_topology
 from solver.validate import FieldError
 from tests.helpers import axis_angle
 

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..validate import FieldError, array, index_rows
+from .validate import FieldError, array, index_rows
 
 # a fold between two triangles sharper than this (radians) makes their common edge active, as Jolt's
 # active edges do: below it a body rolling over the fold dips by at most radius (1 - cos(fold / 2))
