@@ -130,6 +130,22 @@ def signed_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, 
     _witnesses(kinds, params, hull_vertices, positions, rotations, gap, nx, ny, nz, scale, out)
 
 
+@njit(**JIT)
+def contact_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, nz):
+    """(gap, nx, ny, nz): the signed distance and normal that contacts need, from the normal guess n.
+
+    The search alone: exact for polytope pairs, within CURVED_TOLERANCE of the pair's size with a curved
+    member (1e-8 m for 5 cm bodies, far below the solver's slop of 0.2% of the size), without the
+    Newton polish, the tight search and the witness points of signed_distance (which cost three
+    quarters of its time on a pair of rounded boxes). The contact patch gives the points.
+    """
+    scale = (bounding_radius(kinds[0], params[0], hull_vertices)
+             + bounding_radius(kinds[1], params[1], hull_vertices))
+    polytopes = (kinds[0] == BOX or kinds[0] == HULL) and (kinds[1] == BOX or kinds[1] == HULL)
+    return _search(kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
+                   (TOLERANCE if polytopes else CURVED_TOLERANCE) * scale)
+
+
 class Distance(NamedTuple):
     """Result of :func:`distance`: ``distance`` (signed: negative = penetration depth), ``normal``
     (unit, from A to B), ``point_a`` on A's surface and ``point_b`` on B's (world frame), with

@@ -19,7 +19,8 @@ jitter.
 
 Bodies of other shapes (scenes with BodyShapes; see model.py) take the same
 bounding-sphere test, then oriented boxes around their shapes, then GJK/EPA's
-signed distance (convex_distance.py) warm-started from the last normal, and
+signed distance (convex_distance.py's contact_distance) warm-started from the last normal (two
+boxes: the separating-axis test of box_box.py), and
 touch in a patch of up to PATCH points (patches.py); against planes and walls
 the corners of their supporting feature touch. Bodies of every shape meet the
 mesh colliders' triangles that a bounding-volume hierarchy (bvh.py) finds
@@ -34,11 +35,12 @@ from numba import njit, prange
 
 from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
 from ..model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
-from ..shapes.support import ELLIPSOID, PARAMS
-from .convex_distance import signed_distance
+from ..shapes.support import BOX, ELLIPSOID, PARAMS
+from .convex_distance import contact_distance
 from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_tube_depth,
                           ellipsoids_separated_into, minimise_width_gap, minimise_width_gap_supports,
                           new_separation_scratch, plane_depth, quadratic_form, sym_at, width_gap)
+from .box_box import box_box_distance
 from .bvh import query
 from .patches import PATCH, new_patch_scratch, pair_patch, plane_patch
 from .triangle_contact import new_triangle_scratch, triangle_patch
@@ -131,9 +133,9 @@ def _store_witness(witness, p, x, y, z):
 
 @njit(**JIT)
 def _shape_pair_scratch():
-    """Scratch of _collide_shape_pair: the pair's kinds, params, positions, rotations, distance, patch."""
+    """Scratch of _collide_shape_pair: the pair's kinds, params, positions, rotations, patch."""
     return (np.empty(2, dtype=np.int64), np.empty((2, PARAMS)), np.empty((2, 3)), np.empty((2, 3, 3)),
-            np.empty(10), new_patch_scratch(), np.empty((PATCH, 4)))
+            new_patch_scratch(), np.empty((PATCH, 4)))
 
 
 @njit(**JIT)
@@ -142,7 +144,7 @@ def _collide_shape_pair(state, ws, shapes, p, i, j, hx, hy, hz, scratch):
 
     (hx, hy, hz) is the normal to start from (unit). Leaves pair_depth at -inf where they stay apart.
     """
-    kinds, params, positions, rotations, result, patch_scratch, patch = scratch
+    kinds, params, positions, rotations, patch_scratch, patch = scratch
     position = state.position
     reach_a = ws.reach[i]
     reach_b = ws.reach[j]
@@ -161,22 +163,21 @@ def _collide_shape_pair(state, ws, shapes, p, i, j, hx, hy, hz, scratch):
         params[side, :] = shapes.params[body]
         positions[side, :] = position[body]
         rotations[side, :, :] = ws.rotation[body]
-    signed_distance(kinds, params, shapes.hull_vertices, positions, rotations, hx, hy, hz, result)
-    gap, nx, ny, nz = result[0], result[1], result[2], result[3]
+    if kinds[0] == BOX and kinds[1] == BOX:
+        gap, nx, ny, nz = box_box_distance(params[0, :3], positions[0], rotations[0], params[1, :3], positions[1],
+                                           rotations[1])
+    else:
+        gap, nx, ny, nz = contact_distance(kinds, params, shapes.hull_vertices, positions, rotations, hx, hy, hz)
     _store_witness(ws.pair_witness, p, nx, ny, nz)
     if gap > reach:
         return
     count = pair_patch(kinds, params, shapes.hull_vertices, shapes.hull_faces, positions, rotations, nx, ny, nz,
                        reach, patch_scratch, patch)
+    if count == 0:
+        return
     ws.pair_normal[p, 0] = nx
     ws.pair_normal[p, 1] = ny
     ws.pair_normal[p, 2] = nz
-    if count == 0:
-        # features that make no patch (a point on anything, two segments): the midpoint of the witnesses
-        ws.pair_depth[p] = -gap
-        for k in range(3):
-            ws.pair_point[p, k] = 0.5 * (result[4 + k] + result[7 + k])
-        return
     ws.pair_depth[p] = patch[0, 3]
     for k in range(3):
         ws.pair_point[p, k] = patch[0, k]

@@ -7,8 +7,9 @@ hull face, a cylinder cap as an octagon turned to the support point), a
 segment (a cylinder's side, a capsule's axis) or one point (ellipsoids,
 superellipsoids, a rim). Two polygons clip one against the other
 (Sutherland-Hodgman, against the side planes of the clipping feature's
-edges); a segment clips against a polygon; any other pair of features gives
-the single point of the narrow phase. Points whose depth along the normal is
+edges); a segment clips against a polygon; any other pair of features (a
+point against anything, two segments, two faces that meet only at their rims)
+gives the one point where they meet. Points whose depth along the normal is
 within the reach are kept, and more than PATCH are reduced as engines do: the
 deepest, the farthest from it, the one spanning the largest triangle with
 them, and the one that adds most area outside that triangle. The points are
@@ -402,12 +403,74 @@ def _pair_feature(kind, params, hull_vertices, hull_faces, position, rotation, n
 
 
 @njit(**JIT)
+def _segments_meet(segment_a, segment_b, nx, ny, nz):
+    """Where two segments come nearest seen along n: (s, t), the fractions along each.
+
+    The segments' points have each one height along n (a supporting feature's do), so this is the
+    nearest pair of two segments in the plane across n: where they cross, or an end and its nearest point.
+    """
+    # the segments' directions and the offset between their starts, with their parts along n removed
+    ux, uy, uz = segment_a[1, 0] - segment_a[0, 0], segment_a[1, 1] - segment_a[0, 1], segment_a[1, 2] - segment_a[0, 2]
+    vx, vy, vz = segment_b[1, 0] - segment_b[0, 0], segment_b[1, 1] - segment_b[0, 1], segment_b[1, 2] - segment_b[0, 2]
+    wx, wy, wz = segment_a[0, 0] - segment_b[0, 0], segment_a[0, 1] - segment_b[0, 1], segment_a[0, 2] - segment_b[0, 2]
+    along = ux * nx + uy * ny + uz * nz
+    ux, uy, uz = ux - along * nx, uy - along * ny, uz - along * nz
+    along = vx * nx + vy * ny + vz * nz
+    vx, vy, vz = vx - along * nx, vy - along * ny, vz - along * nz
+    along = wx * nx + wy * ny + wz * nz
+    wx, wy, wz = wx - along * nx, wy - along * ny, wz - along * nz
+    a, b, c = ux * ux + uy * uy + uz * uz, ux * vx + uy * vy + uz * vz, vx * vx + vy * vy + vz * vz
+    d, e = ux * wx + uy * wy + uz * wz, vx * wx + vy * wy + vz * wz
+    # the nearest points of two segments (Ericson, Real-Time Collision Detection 5.1.9)
+    if a <= 1e-300 and c <= 1e-300:
+        return 0.0, 0.0
+    if a <= 1e-300:
+        return 0.0, min(max(e / c, 0.0), 1.0)
+    if c <= 1e-300:
+        return min(max(-d / a, 0.0), 1.0), 0.0
+    denominator = a * c - b * b
+    s = min(max((b * e - c * d) / denominator, 0.0), 1.0) if denominator > 1e-12 * a * c else 0.5
+    t = (b * s + e) / c
+    if t < 0.0:
+        t, s = 0.0, min(max(-d / a, 0.0), 1.0)
+    elif t > 1.0:
+        t, s = 1.0, min(max((b - d) / a, 0.0), 1.0)
+    return s, t
+
+
+@njit(**JIT)
+def _nearest_edges(feature_a, count_a, feature_b, count_b, nx, ny, nz, out):
+    """out[0:3] = the midpoint of the nearest pair of points on the two features' outlines, seen along n (two
+    polygons that meet only at their rims, as two boxes edge to edge, whose clip is empty)."""
+    best = np.inf
+    segment_a, segment_b = np.empty((2, 3)), np.empty((2, 3))
+    for i in range(count_a):
+        segment_a[0, :], segment_a[1, :] = feature_a[i, :], feature_a[(i + 1) % count_a, :]
+        for j in range(count_b):
+            segment_b[0, :], segment_b[1, :] = feature_b[j, :], feature_b[(j + 1) % count_b, :]
+            s, t = _segments_meet(segment_a, segment_b, nx, ny, nz)
+            ax = segment_a[0, 0] + s * (segment_a[1, 0] - segment_a[0, 0])
+            ay = segment_a[0, 1] + s * (segment_a[1, 1] - segment_a[0, 1])
+            az = segment_a[0, 2] + s * (segment_a[1, 2] - segment_a[0, 2])
+            bx = segment_b[0, 0] + t * (segment_b[1, 0] - segment_b[0, 0])
+            by = segment_b[0, 1] + t * (segment_b[1, 1] - segment_b[0, 1])
+            bz = segment_b[0, 2] + t * (segment_b[1, 2] - segment_b[0, 2])
+            dx, dy, dz = bx - ax, by - ay, bz - az
+            along = dx * nx + dy * ny + dz * nz
+            across = (dx - along * nx) ** 2 + (dy - along * ny) ** 2 + (dz - along * nz) ** 2
+            if across < best:
+                best = across
+                out[0], out[1], out[2] = 0.5 * (ax + bx), 0.5 * (ay + by), 0.5 * (az + bz)
+
+
+@njit(**JIT)
 def pair_patch(kinds, params, hull_vertices, hull_faces, positions, rotations, nx, ny, nz, reach, scratch, out):
     """Patch of shapes 0 (A) and 1 (B) of a pair along the unit normal n from A to B; count of points.
 
     out[k] = (x, y, z, depth): the midpoint between the surfaces and the overlap there (positive:
-    overlapping), only points with depth > -reach. 0 when the features do not make a patch (a point meets
-    something, or two segments): the caller keeps its single point. scratch: new_patch_scratch().
+    overlapping), only points with depth > -reach. Features that make no patch (a point meets
+    anything, two segments, two faces meeting only at their rims) give the one point where they meet.
+    scratch: new_patch_scratch().
     """
     feature_a, feature_b, local, clipped, work, depth, keep = scratch
     count_a, height_a, round_a = _pair_feature(kinds[0], params[0], hull_vertices, hull_faces, positions[0],
@@ -416,7 +479,26 @@ def pair_patch(kinds, params, hull_vertices, hull_faces, positions, rotations, n
                                                rotations[1], -nx, -ny, -nz, feature_b, local)
     height_b = -height_b  # B reaches down to height_b along n, A up to height_a
     if count_a < 2 or count_b < 2 or (count_a == 2 and count_b == 2):
-        return 0
+        overlap = height_a - height_b
+        if overlap <= -reach:
+            return 0
+        # where they meet: a point feature's own point, or where two segments cross seen along n; then
+        # moved along n half way between the surfaces
+        if count_a == 1 or count_b == 1:
+            on_a = count_a == 1
+            feature = feature_a if on_a else feature_b
+            shift = -0.5 * overlap if on_a else 0.5 * overlap
+            for r in range(3):
+                out[0, r] = feature[0, r] + shift * (nx if r == 0 else (ny if r == 1 else nz))
+        else:
+            s, t = _segments_meet(feature_a, feature_b, nx, ny, nz)
+            for r in range(3):
+                a = feature_a[0, r] + s * (feature_a[1, r] - feature_a[0, r])
+                b = feature_b[0, r] + t * (feature_b[1, r] - feature_b[0, r])
+                # their midpoint lies half way between the two heights along n already
+                out[0, r] = 0.5 * (a + b)
+        out[0, 3] = overlap
+        return 1
     on_b = True  # whether the clipped points lie on B (else on A)
     if count_b >= 3 and count_a >= 3:
         count = _clip_polygon(feature_b, count_b, feature_a, count_a, nx, ny, nz, work, clipped)
@@ -446,6 +528,11 @@ def pair_patch(kinds, params, hull_vertices, hull_faces, positions, rotations, n
                 clipped[kept, r] = feature[MAX_FEATURE - 1, r] + shift * (nx if r == 0 else (ny if r == 1 else nz))
             depth[kept] = overlap
             kept += 1
+    if kept == 0 and height_a - height_b > -reach:
+        # the features touch only at their outlines (an edge across an edge): the nearest points there
+        _nearest_edges(feature_a, count_a, feature_b, count_b, nx, ny, nz, out[0])
+        out[0, 3] = height_a - height_b
+        return 1
     return finish_patch(clipped, depth, kept, nx, ny, nz, rotations[0], keep, out)
 
 
