@@ -161,11 +161,12 @@ class Simulation:
     velocity_sweeps: Gauss-Seidel sweeps of the contact solver over the velocities per substep, at most.
     sweep_tolerance: the sweeps stop early, after at least two, once the last
         one changed no body's velocity by more than would move it this far in
-        the substep (default: 1% of the slop, 0.01% in scenes with bodies other
-        than ellipsoids, whose contact patches settle slowly; 0 always runs all
-        of them).
+        the substep (default: 1% of the slop; 0 always runs all of them). The
+        default is 0.01% of the slop for the velocity sweeps in scenes with
+        bodies other than ellipsoids, whose contact patches settle slowly.
     split_impulse_sweeps: sweeps of the split impulses that remove overlap, at most
-        (they stop early by the same test as the velocity sweeps).
+        (they stop early by the same test as the velocity sweeps, with the
+        tolerance given or 1% of the slop).
     margin: speculative contact distance in metres (default: 10% of the
         smallest semi-axis in the scene).
     pair_skin: the broad phase's pair list is built with boxes this much larger
@@ -247,15 +248,18 @@ class Simulation:
         margin = 0.1 * smallest if margin is None else margin
         slop = 0.002 * smallest if slop is None else slop
         pair_skin = 0.25 * smallest if pair_skin is None else pair_skin
+        position_sweep_tolerance = 0.01 * slop if sweep_tolerance is None else sweep_tolerance
         if sweep_tolerance is None:
-            # a patch's points share the load in ways the sweeps settle slowly: stopping them early leaves
-            # stacks of boxes rocking and creeping (docs/shapes.md), so scenes with such shapes sweep further
+            # a patch's points share the load in ways the velocity sweeps settle slowly: stopping them early
+            # leaves stacks of boxes rocking and creeping (docs/shapes.md), so scenes with such shapes sweep
+            # further. The position passes need not: the overlaps they remove are within the slop either way
             sweep_tolerance = (0.01 if self._shapes is None else 1e-4) * slop
         self.settings = Settings(
             velocity_sweeps=velocity_sweeps, split_impulse_sweeps=split_impulse_sweeps, margin=margin,
             pair_skin=pair_skin, baumgarte=baumgarte, slop=slop, restitution_threshold=restitution_threshold,
             linear_damping=linear_damping, angular_damping=angular_damping, threads=threads,
-            sweep_tolerance=sweep_tolerance, position_correction=position_correction,
+            sweep_tolerance=sweep_tolerance, position_sweep_tolerance=position_sweep_tolerance,
+            position_correction=position_correction,
             correction_sweeps=correction_sweeps, serial_below=serial_below)
         self._contact_capacity = max(64, 8 * n)
         self._pair_capacity = max(64, 16 * n)

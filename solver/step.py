@@ -78,7 +78,8 @@ class Settings(NamedTuple):
     linear_damping: float
     angular_damping: float
     threads: int               # slabs of the contact solve that run in parallel (see contact/solve_order.py)
-    sweep_tolerance: float     # sweeps stop once none moves a body this far more in a substep (m)
+    sweep_tolerance: float     # velocity sweeps stop once none moves a body this far more in a substep (m)
+    position_sweep_tolerance: float  # the same for the split impulses' and the correction's sweeps
     position_correction: bool  # phase 7 on or off
     correction_sweeps: int     # phase 7's sweeps per substep, at most
     serial_below: int          # a parallel loop over fewer bodies or contacts runs in the calling thread (parallel.py)
@@ -170,7 +171,7 @@ def contact_solve(model, state, ws, settings, h):
         ws.slab_start, slabs, ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_row, ws.contact_response, ws.slot_depth,
         ws.slot_push, ws.solve_linear, ws.solve_angular, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.shape,
         model.swing_arm, n_contacts, h, settings.baumgarte, settings.slop, settings.split_impulse_sweeps,
-        settings.sweep_tolerance / h, ws.sweep_change, ws.push_slot, ws.gap_slot, ws.push_count, ws.push_row,
+        settings.position_sweep_tolerance / h, ws.sweep_change, ws.push_slot, ws.gap_slot, ws.push_count, ws.push_row,
         ws.push_body, ws.body_pushed, ws.body_level, serial)
     scatter_velocities(ws.solve_origin, ws.solve_linear, ws.solve_angular, state.linear_velocity,
                        state.angular_velocity)
@@ -236,8 +237,8 @@ def position_correction(model, state, ws, settings, h, shapes):
         ws.slot_depth, ws.slot_push, ws.start_position, ws.start_orientation, ws.body_travel, state.position,
         state.orientation, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.shape, model.semi_axes,
         ws.counters[CONTACTS], h, settings.baumgarte, settings.slop, settings.correction_sweeps,
-        10.0 * settings.sweep_tolerance / h, ws.sweep_change, ws.push_slot, ws.gap_slot, ws.push_count, ws.push_row,
-        ws.push_body, ws.body_pushed, ws.body_level, ws.level_start, ws.level_adjacent, ws.level_queue,
+        10.0 * settings.position_sweep_tolerance / h, ws.sweep_change, ws.push_slot, ws.gap_slot, ws.push_count,
+        ws.push_row, ws.push_body, ws.body_pushed, ws.body_level, ws.level_start, ws.level_adjacent, ws.level_queue,
         ws.counters[CONTACTS] < settings.serial_below, shapes)
     return OK
 

@@ -16,6 +16,10 @@ compared with its numpy reference (tests/solver/shapes/distance_reference.py). P
   across       max |(point_b - point_a) - distance * normal| / size (the points' mismatch across the normal)
   us_kernel    mean microseconds per compiled call (signed_distance), warm
   us_query     mean microseconds per solver.distance call (validation and encoding included)
+  us_contact, contact_deficit
+               the same for the simulation's path (collision/driver.py): contact_distance (the GJK/EPA
+               search alone), or for two boxes the separating-axis test (collision/box_box.py), whose
+               deficit where boxes are apart is its known shortfall at vertex-vertex and vertex-edge pairs
 """
 import argparse
 import json
@@ -24,7 +28,9 @@ import time
 import numpy as np
 
 import solver
-from solver.collision.convex_distance import signed_distance
+from solver.collision.box_box import box_box_distance
+from solver.collision.convex_distance import contact_distance, signed_distance
+from solver.shapes.support import BOX
 from solver.math3d import quat_to_matrix_np
 from solver.shapes import encode_shapes
 from tests.solver.shapes import distance_reference as reference
@@ -50,6 +56,18 @@ def measure(family_a, family_b, count, seed):
     for (kinds, params, hull_vertices), positions, rotations, hint in arrays:
         signed_distance(kinds, params, hull_vertices, positions, rotations, hint[0], hint[1], hint[2], out)
     kernel = (time.perf_counter() - start) / count
+    contact = np.empty(count)
+    (kinds, params, hull_vertices), positions, rotations, hint = arrays[0]
+    contact_distance(kinds, params, hull_vertices, positions, rotations, *hint)  # compiled before the clock
+    box_box_distance(params[0, :3], positions[0], rotations[0], params[1, :3], positions[1], rotations[1])
+    start = time.perf_counter()
+    for p, ((kinds, params, hull_vertices), positions, rotations, hint) in enumerate(arrays):
+        if kinds[0] == BOX and kinds[1] == BOX:
+            contact[p] = box_box_distance(params[0, :3], positions[0], rotations[0], params[1, :3], positions[1],
+                                          rotations[1])[0]
+        else:
+            contact[p] = contact_distance(kinds, params, hull_vertices, positions, rotations, *hint)[0]
+    contact_seconds = (time.perf_counter() - start) / count
     distance = np.array([r.distance for r in results])
     normal = np.array([r.normal for r in results])
     size = np.array([reference.reach(x) + reference.reach(y) for x, y in zip(shapes_a, shapes_b)])
@@ -62,7 +80,10 @@ def measure(family_a, family_b, count, seed):
                 deficit=float(np.max((best - distance) / size)),
                 consistency=float(np.max(np.abs(distance - at_normal) / size)),
                 on_surface=float(np.max(residual)), across=float(np.max(across)),
-                us_kernel=round(kernel * 1e6, 1), us_query=round(query * 1e6, 1))
+                us_kernel=round(kernel * 1e6, 1), us_query=round(query * 1e6, 1),
+                us_contact=round(contact_seconds * 1e6, 2),
+                contact_deficit=float(np.max((best - contact) / size)),
+                contact_deficit_overlapping=float(np.max(((best - contact) / size)[best < 0], initial=0.0)))
 
 
 def main(argv=None):
