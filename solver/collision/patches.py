@@ -317,15 +317,16 @@ def reduce_patch(points, depth, count, nx, ny, nz, keep):
         if area > best:
             third, best = k, area
     # the triangle counter-clockwise about n; the fourth point lies farthest outside one of its edges
-    corners = np.array([first, second, third])
+    c1, c2 = second, third
     if _cross_along(nx, ny, nz, ux, uy, uz, points[third, 0] - points[first, 0], points[third, 1] - points[first, 1],
                     points[third, 2] - points[first, 2]) < 0.0:
-        corners[1], corners[2] = third, second
+        c1, c2 = third, second
     fourth, best = -1, 0.0
     for k in range(count):
         outside = 0.0
         for e in range(3):
-            a, b = corners[e], corners[(e + 1) % 3]
+            a = first if e == 0 else (c1 if e == 1 else c2)
+            b = c1 if e == 0 else (c2 if e == 1 else first)
             outside = max(outside, -_cross_along(
                 nx, ny, nz, points[b, 0] - points[a, 0], points[b, 1] - points[a, 1], points[b, 2] - points[a, 2],
                 points[k, 0] - points[a, 0], points[k, 1] - points[a, 1], points[k, 2] - points[a, 2]))
@@ -340,11 +341,12 @@ def reduce_patch(points, depth, count, nx, ny, nz, keep):
 
 
 @njit(**JIT)
-def _order_around(points, keep, count, nx, ny, nz, rotation):
+def _order_around(points, keep, count, nx, ny, nz, rotation, angles):
     """Sort keep[:count] by angle about the points' centroid, from the body axis most across n.
 
     A resting patch then lists its points in the same order every substep, whichever clipped
-    points stand for its corners, and each keeps its warm-started impulse.
+    points stand for its corners, and each keeps its warm-started impulse. ``angles``: count floats
+    of scratch (an insertion sort of at most PATCH points, without allocating).
     """
     if count < 3:
         return
@@ -362,21 +364,24 @@ def _order_around(points, keep, count, nx, ny, nz, rotation):
         cx += points[keep[k], 0] / count
         cy += points[keep[k], 1] / count
         cz += points[keep[k], 2] / count
-    angles = np.empty(count)
     for k in range(count):
         px, py, pz = points[keep[k], 0] - cx, points[keep[k], 1] - cy, points[keep[k], 2] - cz
-        angles[k] = np.arctan2(px * fx + py * fy + pz * fz, px * ex + py * ey + pz * ez)
-    order = np.argsort(angles)
-    chosen = keep[:count].copy()
-    for k in range(count):
-        keep[k] = chosen[order[k]]
+        angle = np.arctan2(px * fx + py * fy + pz * fz, px * ex + py * ey + pz * ez)
+        index = keep[k]
+        m = k
+        while m > 0 and angles[m - 1] > angle:
+            angles[m] = angles[m - 1]
+            keep[m] = keep[m - 1]
+            m -= 1
+        angles[m] = angle
+        keep[m] = index
 
 
 @njit(**JIT)
 def finish_patch(points, depth, count, nx, ny, nz, rotation, keep, out):
     """The patch's points, reduced to PATCH and put in angle order, into out (x, y, z, depth); their count."""
     chosen = reduce_patch(points, depth, count, nx, ny, nz, keep)
-    _order_around(points, keep, chosen, nx, ny, nz, rotation)
+    _order_around(points, keep, chosen, nx, ny, nz, rotation, out[:, 3])
     for k in range(chosen):
         for r in range(3):
             out[k, r] = points[keep[k], r]
