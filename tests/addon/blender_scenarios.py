@@ -1005,6 +1005,26 @@ def add_bowl(name, location, rotation, scale):
     return obj
 
 
+def add_stairs(name, location):
+    """Three blocks in one mesh, each a step higher and further back: 1 m wide (x), 0.3 m deep (y), their tops
+    (the treads) 0.2, 0.4 and 0.6 m above the object's origin; the first block's front at y = -0.15, each riser
+    0.3 m behind the last."""
+    import bmesh
+    from mathutils import Matrix
+
+    mesh = bpy.data.meshes.new(name)
+    bm = bmesh.new()
+    for k in range(3):
+        bmesh.ops.create_cube(bm, size=1.0, matrix=Matrix.LocRotScale((0.0, 0.3 * k, 0.1 + 0.1 * k), None,
+                                                                      (1.0, 0.3, 0.2 + 0.2 * k)))
+    bm.to_mesh(mesh)
+    bm.free()
+    obj = bpy.data.objects.new(name, mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    obj.location = location
+    return obj
+
+
 def edit_mesh(obj, change):
     """Run change(bm) on the object's mesh data through bmesh."""
     import bmesh
@@ -1048,7 +1068,6 @@ def scenario_mesh_colliders(out):
     over and a body sunk in the terrain; Resolve Overlaps; and the solver Scene the conversion makes of a
     bowl, a mirrored bowl and a terrain with an Array modifier."""
     import bmesh
-    from mathutils import Matrix
 
     scene = empty_scene()
     scene.frame_start, scene.frame_end = 1, 10
@@ -1071,16 +1090,7 @@ def scenario_mesh_colliders(out):
     steps.count = 3
     steps.use_relative_offset, steps.use_constant_offset = False, True
     steps.constant_offset_displace = (2.0, 0.0, 0.3)
-    stairs = bpy.data.meshes.new("Stairs")
-    bm = bmesh.new()
-    for k in range(3):  # three blocks, each a step higher and further back
-        bmesh.ops.create_cube(bm, size=1.0, matrix=Matrix.LocRotScale((0.0, 0.3 * k, 0.1 + 0.1 * k), None,
-                                                                      (1.0, 0.3, 0.2 + 0.2 * k)))
-    bm.to_mesh(stairs)
-    bm.free()
-    made["Stairs"] = bpy.data.objects.new("Stairs", stairs)
-    scene.collection.objects.link(made["Stairs"])
-    made["Stairs"].location = (0.0, 20.0, 0.0)
+    made["Stairs"] = add_stairs("Stairs", (0.0, 20.0, 0.0))
     bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.0, 30.0, 0.5))
     made["Tray"] = bpy.context.object
     made["Tray"].name = "Tray"
