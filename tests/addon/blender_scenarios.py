@@ -1005,6 +1005,26 @@ def add_bowl(name, location, rotation, scale):
     return obj
 
 
+def add_stairs(name, location):
+    """Three blocks in one mesh, each a step higher and further back: 1 m wide (x), 0.3 m deep (y), their tops
+    (the treads) 0.2, 0.4 and 0.6 m above the object's origin; the first block's front at y = -0.15, each riser
+    0.3 m behind the last."""
+    import bmesh
+    from mathutils import Matrix
+
+    mesh = bpy.data.meshes.new(name)
+    bm = bmesh.new()
+    for k in range(3):
+        bmesh.ops.create_cube(bm, size=1.0, matrix=Matrix.LocRotScale((0.0, 0.3 * k, 0.1 + 0.1 * k), None,
+                                                                      (1.0, 0.3, 0.2 + 0.2 * k)))
+    bm.to_mesh(mesh)
+    bm.free()
+    obj = bpy.data.objects.new(name, mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    obj.location = location
+    return obj
+
+
 def edit_mesh(obj, change):
     """Run change(bm) on the object's mesh data through bmesh."""
     import bmesh
@@ -1048,7 +1068,6 @@ def scenario_mesh_colliders(out):
     over and a body sunk in the terrain; Resolve Overlaps; and the solver Scene the conversion makes of a
     bowl, a mirrored bowl and a terrain with an Array modifier."""
     import bmesh
-    from mathutils import Matrix
 
     scene = empty_scene()
     scene.frame_start, scene.frame_end = 1, 10
@@ -1071,16 +1090,7 @@ def scenario_mesh_colliders(out):
     steps.count = 3
     steps.use_relative_offset, steps.use_constant_offset = False, True
     steps.constant_offset_displace = (2.0, 0.0, 0.3)
-    stairs = bpy.data.meshes.new("Stairs")
-    bm = bmesh.new()
-    for k in range(3):  # three blocks, each a step higher and further back
-        bmesh.ops.create_cube(bm, size=1.0, matrix=Matrix.LocRotScale((0.0, 0.3 * k, 0.1 + 0.1 * k), None,
-                                                                      (1.0, 0.3, 0.2 + 0.2 * k)))
-    bm.to_mesh(stairs)
-    bm.free()
-    made["Stairs"] = bpy.data.objects.new("Stairs", stairs)
-    scene.collection.objects.link(made["Stairs"])
-    made["Stairs"].location = (0.0, 20.0, 0.0)
+    made["Stairs"] = add_stairs("Stairs", (0.0, 20.0, 0.0))
     bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.0, 30.0, 0.5))
     made["Tray"] = bpy.context.object
     made["Tray"].name = "Tray"
@@ -1168,6 +1178,82 @@ def scenario_mesh_colliders(out):
     res["expected"]["Terrain"] = expected_mesh(terrain, local + [[x + width, y, z] for x, y, z in local])
     res["terrain_width"] = width
     res["determinants"] = {name: made[name].matrix_world.to_3x3().determinant() for name in ("Bowl", "Mirrored")}
+    return res
+
+
+def scenario_mesh_bowl_and_stairs(out):
+    """End to end on mesh colliders: a ball released in a bowl whose faces are turned inwards, the same in that
+    bowl mirrored (scale -1 in x) from the mirrored start, and a cube dropped onto stairs; each collider made by
+    Add Collider (Auto), all simulated and baked by Simulate. The bowls sit at x = -2 and x = +2, so the
+    mirrored half of the scene is the other with every x negated, exactly (the starts are sums of powers of
+    two)."""
+    import bmesh
+
+    scene = empty_scene()
+    scene.frame_start, scene.frame_end = 1, 192  # 8 s at 24 fps
+    scene.quadric.substeps = 10
+
+    def inward(bm):
+        bmesh.ops.reverse_faces(bm, faces=bm.faces[:])
+
+    bowl = add_bowl("Bowl", (-2.0, 0.0, 0.0), (0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
+    mirrored = add_bowl("Mirrored", (2.0, 0.0, 0.0), (0.0, 0.0, 0.0), (-1.0, 1.0, 1.0))
+    for obj in (bowl, mirrored):
+        edit_mesh(obj, inward)  # its fronts face the inside: the normals point at the bowl's centre
+    stairs = add_stairs("Stairs", (0.0, 3.0, 0.0))
+    res = dict(auto={})
+    for obj in (bowl, mirrored, stairs):
+        select_only(obj)
+        result = bpy.ops.quadric.add_collider()
+        res["auto"][obj.name] = obj.quadric.collider_kind if result == {'FINISHED'} else sorted(result)
+
+    balls = []
+    for name, x in (("Ball", -2.0 + 0.375), ("MirroredBall", 2.0 - 0.375)):
+        bpy.ops.mesh.primitive_ico_sphere_add(radius=0.1, location=(x, 0.0, -0.3125))
+        balls.append(bpy.context.object)
+        balls[-1].name = name
+    bpy.ops.mesh.primitive_cube_add(size=0.2, location=(0.0, 3.335, 0.55))  # 15 mm before the riser, 5 cm up
+    cube = bpy.context.object
+    cube.name = "Cube"
+    select_only(*balls, cube)
+    res["add_body"] = sorted(bpy.ops.quadric.add_body())
+    res["fitted"] = {o.name: o.quadric.fitted_shape for o in (*balls, cube)}
+    res["fitted_semi_axes"] = list(balls[0].quadric.semi_axes)
+    radius = sum(res["fitted_semi_axes"]) / 3.0
+    for ball in balls:
+        # the icosphere's fitted ellipsoid is a sphere up to single-precision rounding, in a principal frame
+        # that is then arbitrary and the same for both balls, so not mirrored: made an exact sphere, each
+        # ball is its own mirror image
+        ball.quadric.semi_axes = (radius, radius, radius)
+        ball.quadric.rolling_friction = 0.005
+    cube.quadric.initial_velocity = (0.0, 0.3, 0.0)  # towards the riser behind the middle tread
+
+    res["simulate"] = op_error(bpy.ops.quadric.simulate)
+    res["status"] = scene.quadric.status
+    bodies = (*balls, cube)
+    res["baked"] = {o.name: o.quadric.is_baked for o in bodies}
+    kc = mod("keyframes_compat")
+    res["keyframes"] = {o.name: len(kc.read_keyframes(kc.find_fcurve(o, "location", 0))[0]) if o.quadric.is_baked
+                        else 0 for o in bodies}
+    res["offset_location"] = {o.name: list(o.quadric.offset_location) for o in bodies}
+    # each body's frame (its shape display) at every frame
+    res["centres"], res["axes"] = {o.name: [] for o in bodies}, {o.name: [] for o in bodies}
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        for o in bodies:
+            matrix = o.quadric.shape_display.matrix_world
+            res["centres"][o.name].append(list(matrix.translation))
+            res["axes"][o.name].append([list(row) for row in matrix.to_3x3()])
+    scene.frame_set(scene.frame_start)
+    # what the solver was given: the colliders' triangles, the bodies' sizes, and the slop they make
+    solver = mod("runtime").get_solver()
+    conv = mod("convert").build_scene(solver, bpy.context)
+    res["fps"], res["dt"] = conv.fps, conv.dt
+    res["meshes"] = {m["name"]: dict(vertices=m["vertices"], triangles=m["triangles"]) for m in conv.scene.meshes}
+    res["bodies"] = {b["name"]: dict(shape=b["shape"], semi_axes=b.get("semi_axes"),
+                                     half_extents=b.get("half_extents"), position=list(b["position"]))
+                     for b in conv.scene.bodies}
+    res["slop"] = solver.Simulation(conv.scene, dt=conv.dt).settings.slop
     return res
 
 
