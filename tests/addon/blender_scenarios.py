@@ -663,10 +663,14 @@ def build_overlap_scene():
     return scene, bodies
 
 
+# the solver's modules that never import numba (the add-on's checks use them before anything compiles)
+NUMPY_ONLY = (".solver.rotations", ".solver.mesh", ".solver.validate")
+
+
 def kernel_modules():
-    """numba and the solver's modules that import it (anything of the solver but its package and rotations)."""
+    """numba and the solver's modules that import it (anything of the solver but its package and NUMPY_ONLY)."""
     return sorted(m for m in sys.modules if m == "numba" or m.startswith("numba.")
-                  or (".solver." in m and not m.endswith(".solver.rotations")))
+                  or (".solver." in m and not m.endswith(NUMPY_ONLY)))
 
 
 def body_centres(names):
