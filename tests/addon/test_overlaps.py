@@ -398,16 +398,23 @@ def mesh_statics(vertices, triangles, owner=0):
     return ov.statics(meshes=[(owner, vertices, triangles)])
 
 
+def random_shapes(rng, families, count, low, high, round_high=None):
+    """``count`` shapes of the families at random, their sizes uniform in [low, high] (radius and half height
+    up to ``round_high``, default high): shapes_of's (shapes, widths)."""
+    round_high = high if round_high is None else round_high
+    kinds = rng.choice(families, count)
+    return shapes_of(*[(k, shp.row(k, semi_axes=rng.uniform(low, high, 3), half_extents=rng.uniform(low, high, 3),
+                                   radius=rng.uniform(low, round_high), half_height=rng.uniform(low, round_high)))
+                       for k in kinds])
+
+
 def test_a_flat_mesh_floor_reports_what_a_plane_does():
     """Ellipsoids and boxes over the middle of a finely triangulated floor have the plane's depths (the same
     support, measured from a corner of the triangle under them); a body beyond the mesh's edge or with its
     centre below it has none."""
     rng = np.random.default_rng(23)
     count = 200
-    kinds = rng.choice([shp.ELLIPSOID, shp.BOX, shp.CYLINDER], count)
-    shapes, widths = shapes_of(*[(k, shp.row(k, semi_axes=rng.uniform(0.02, 0.06, 3),
-                                             half_extents=rng.uniform(0.02, 0.06, 3), radius=rng.uniform(0.02, 0.06),
-                                             half_height=rng.uniform(0.02, 0.06))) for k in kinds])
+    shapes, widths = random_shapes(rng, [shp.ELLIPSOID, shp.BOX, shp.CYLINDER], count, 0.02, 0.06)
     rot = random_rotations(rng, count)
     centers = np.stack([rng.uniform(-0.8, 0.8, count), rng.uniform(-0.8, 0.8, count),
                         rng.uniform(-0.02, 0.1, count)], axis=1)
@@ -432,10 +439,7 @@ def test_mesh_depths_are_the_deepest_triangle_under_each_body(monkeypatch):
     rng = np.random.default_rng(24)
     vertices, triangles = grid(12, height=lambda x, y: 0.15 * np.sin(4 * x) * np.cos(3 * y))
     count = 150
-    kinds = rng.choice([shp.ELLIPSOID, shp.BOX, shp.CAPSULE], count)
-    shapes, widths = shapes_of(*[(k, shp.row(k, semi_axes=rng.uniform(0.03, 0.1, 3),
-                                             half_extents=rng.uniform(0.03, 0.1, 3), radius=rng.uniform(0.03, 0.08),
-                                             half_height=rng.uniform(0.03, 0.08))) for k in kinds])
+    shapes, widths = random_shapes(rng, [shp.ELLIPSOID, shp.BOX, shp.CAPSULE], count, 0.03, 0.1, 0.08)
     rot = random_rotations(rng, count)
     xy = rng.uniform(-1.1, 1.1, (count, 2))
     ground = 0.15 * np.sin(4 * xy[:, 0]) * np.cos(3 * xy[:, 1])
