@@ -10,8 +10,9 @@ a plane, instead of gaining points (and bumps) at every seam. A corner of the fe
 on an inactive edge belongs to the lower-numbered of its two triangles.
 
 Where no part of the feature lies over the face, the body may still touch the triangle's
-boundary: GJK/EPA (convex_distance.py) between the body and the triangle gives the gap and the
-normal, and the nearest point on the triangle tells the feature. An active edge touches when the
+boundary: GJK/EPA (convex_distance.py's contact_distance) between the body and the triangle gives
+the gap and the normal, and the triangle's corners highest along the normal tell the feature (one
+corner, or the two ends of an edge); the point is the feature's nearest to the body's support point. An active edge touches when the
 normal points into that edge's own range of directions (between the two face normals at a
 convex fold; any at the boundary), and the edge belongs to the lower-numbered triangle; an
 active corner touches for the lowest-numbered triangle around it. An inactive feature never
@@ -25,25 +26,26 @@ from numba import njit
 
 from ..math3d import JIT
 from ..shapes.support import HULL, PARAMS, SUPERELLIPSOID
-from .convex_distance import signed_distance
+from .convex_distance import contact_distance
+from .gjk import support_posed
 from .patches import MAX_FEATURE, PATCH, finish_patch, rounded_corners, supporting_feature
 
 EDGE_TOLERANCE = 1e-9     # of the triangle's longest edge: a point this close to an edge is on it
-WITNESS_TOLERANCE = 1e-7  # of the same: GJK's nearest point this close to an edge is on that edge
+SUPPORT_TOLERANCE = 1e-3  # of the same: corners this close to the highest along the normal share its feature
 CLIPPED = 2 * MAX_FEATURE + 6  # points a clip can make: the feature's corners and two per edge
 
 
 @njit(**JIT)
 def new_triangle_scratch():
     """Scratch of triangle_patch: feature corners, local corners, clipped points and their tags, work
-    copies, depths, choices; the distance query's kinds, params, positions, rotations and result."""
+    copies, depths, choices; the distance query's kinds, params, positions and rotations."""
     rotations = np.zeros((2, 3, 3))
     for k in range(3):
         rotations[0, k, k] = 1.0
     return (np.empty((MAX_FEATURE, 3)), np.empty((MAX_FEATURE, 3)), np.empty((CLIPPED, 3)),
             np.empty(CLIPPED, dtype=np.int64), np.empty((CLIPPED, 3)), np.empty(CLIPPED, dtype=np.int64),
             np.empty(CLIPPED), np.empty(PATCH, dtype=np.int64),
-            np.array([HULL, 0], dtype=np.int64), np.zeros((2, PARAMS)), np.empty((2, 3)), rotations, np.empty(10))
+            np.array([HULL, 0], dtype=np.int64), np.zeros((2, PARAMS)), np.empty((2, 3)), rotations)
 
 
 @njit(**JIT, inline="always")
@@ -188,7 +190,7 @@ def triangle_patch(kind, params, hull_vertices, hull_faces, position, rotation, 
         active = active or meshes.edge_active[t, e] or meshes.corner_active[t, e]
     if not active:
         return 0, nx, ny, nz
-    kinds, pair_params, positions, rotations, result = scratch[8:]
+    kinds, pair_params, positions, rotations = scratch[8:]
     kinds[1] = kind
     pair_params[0, 0] = meshes.first_corner + 3 * t
     pair_params[0, 1] = 3
@@ -197,20 +199,26 @@ def triangle_patch(kind, params, hull_vertices, hull_faces, position, rotation, 
         positions[0, r] = meshes.centre[t, r]
         positions[1, r] = position[r]
     rotations[1, :, :] = rotation
-    signed_distance(kinds, pair_params, hull_vertices, positions, rotations, nx, ny, nz, result)
-    gap, gx, gy, gz = result[0], result[1], result[2], result[3]
+    gap, gx, gy, gz = contact_distance(kinds, pair_params, hull_vertices, positions, rotations, nx, ny, nz)
     if gap > reach:
         return 0, nx, ny, nz
-    # which feature of the triangle is nearest: the edges GJK's point lies on
-    tolerance = WITNESS_TOLERANCE * longest
-    on = 0  # a bit per edge
-    for e in range(3):
-        if _side(planes, e, result[4], result[5], result[6]) <= tolerance:
-            on |= 1 << e
-    if on == 0:
+    # which feature of the triangle is nearest: its corners highest along the normal (its support there);
+    # the normal is exact for polytopes and within about 1e-3 rad for curved bodies, hence the tolerance
+    top = -np.inf
+    for k in range(3):
+        cx, cy, cz = _corner(meshes, hull_vertices, t, k)
+        top = max(top, gx * cx + gy * cy + gz * cz)
+    highest = 0  # a bit per corner
+    for k in range(3):
+        cx, cy, cz = _corner(meshes, hull_vertices, t, k)
+        if gx * cx + gy * cy + gz * cz >= top - SUPPORT_TOLERANCE * longest:
+            highest |= 1 << k
+    if highest == 7:
         return 0, nx, ny, nz  # the face: its patch found nothing
-    if on == 1 or on == 2 or on == 4:
-        edge = 0 if on == 1 else (1 if on == 2 else 2)
+    # the corners' bits to an edge (corners e, e + 1) or a corner: 3 -> edge 0, 6 -> edge 1, 5 -> edge 2
+    on = 1 if highest == 3 else (2 if highest == 6 else (4 if highest == 5 else 0))
+    edge = 0 if on == 1 else (1 if on == 2 else 2)
+    if on != 0:
         if not meshes.edge_active[t, edge]:
             return 0, nx, ny, nz
         other = meshes.neighbour[t, edge]
@@ -231,11 +239,21 @@ def triangle_patch(kind, params, hull_vertices, hull_faces, position, rotation, 
             ox, oy, oz = ox - along * dx, oy - along * dy, oz - along * dz
             if gx * ox + gy * oy + gz * oz < 0.0:
                 return 0, nx, ny, nz
-    else:
-        corner = 1 if on == 3 else (2 if on == 6 else 0)  # where edges 0 and 1, 1 and 2, 2 and 0 meet
+    # the point of the feature nearest the body's support point along minus the normal, then half the gap on
+    bx, by, bz = support_posed(kind, params, hull_vertices, position, rotation, -gx, -gy, -gz)
+    if on == 0:
+        corner = 0 if highest == 1 else (1 if highest == 2 else 2)
         if not meshes.corner_active[t, corner] or meshes.corner_owner[t, corner] != t:
             return 0, nx, ny, nz
-    for r in range(3):
-        out[0, r] = 0.5 * (result[4 + r] + result[7 + r])
+        qx, qy, qz = _corner(meshes, hull_vertices, t, corner)
+    else:
+        ax, ay, az = _corner(meshes, hull_vertices, t, edge)
+        ex, ey, ez = _corner(meshes, hull_vertices, t, (edge + 1) % 3)
+        ex, ey, ez = ex - ax, ey - ay, ez - az
+        f = min(max(((bx - ax) * ex + (by - ay) * ey + (bz - az) * ez) / (ex * ex + ey * ey + ez * ez), 0.0), 1.0)
+        qx, qy, qz = ax + f * ex, ay + f * ey, az + f * ez
+    out[0, 0] = qx + 0.5 * gap * gx
+    out[0, 1] = qy + 0.5 * gap * gy
+    out[0, 2] = qz + 0.5 * gap * gz
     out[0, 3] = -gap
     return 1, gx, gy, gz
