@@ -1,0 +1,89 @@
+"""Point caches on disk that Blender plays natively: PC2 files (read by the Mesh Cache modifier) beside the .blend.
+
+PC2 is the format of Blender's own Mesh Cache modifier: a 32-byte header
+("POINTCACHE2\\0", version 1, points, start frame, sample rate, samples), then
+float32 x, y, z per point per sample, little endian. Playing it back needs no
+add-on code, so a bake made here plays in any Blender, and on a render farm
+without the extension.
+
+Files live in ``//quadric_cache/<scene>/`` beside the saved .blend (paths are
+stored relative, so the .blend and its folder move together). An unsaved file
+writes to Blender's temporary folder instead, with an absolute path.
+"""
+import os
+import re
+import struct
+
+import numpy as np
+
+SIGNATURE = b"POINTCACHE2\0"
+_HEADER = struct.Struct("<12siiffi")  # signature, version, points, start frame, sample rate, samples
+CACHE_FOLDER = "quadric_cache"
+
+
+def write_pc2(path, positions, start_frame=1.0, sample_rate=1.0):
+    """Write positions (samples, points, 3) to a PC2 file at ``path`` (written whole, then renamed into place)."""
+    pos = np.asarray(positions, dtype="<f4")
+    if pos.ndim != 3 or pos.shape[2] != 3:
+        raise ValueError(f"point cache '{path}': positions must be (samples, points, 3), not {pos.shape}")
+    if not np.all(np.isfinite(pos)):
+        raise ValueError(f"point cache '{path}': positions contain NaN or infinity")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = f"{path}.part"
+    with open(tmp, "wb") as handle:
+        handle.write(_HEADER.pack(SIGNATURE, 1, pos.shape[1], float(start_frame), float(sample_rate), pos.shape[0]))
+        handle.write(np.ascontiguousarray(pos).tobytes())
+    os.replace(tmp, path)
+
+
+def read_pc2(path):
+    """(positions (samples, points, 3) float32, start frame, sample rate) of a PC2 file."""
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    if len(raw) < _HEADER.size:
+        raise ValueError(f"point cache '{path}': shorter than a PC2 header")
+    signature, version, points, start, rate, samples = _HEADER.unpack_from(raw)
+    if signature != SIGNATURE or version != 1:
+        raise ValueError(f"point cache '{path}': not a PC2 file (signature {signature!r}, version {version})")
+    expected = _HEADER.size + samples * points * 12
+    if len(raw) != expected:
+        raise ValueError(f"point cache '{path}': {len(raw)} bytes, the header promises {expected}")
+    data = np.frombuffer(raw, dtype="<f4", offset=_HEADER.size).reshape(samples, points, 3)
+    return data, start, rate
+
+
+def safe_name(name):
+    """A file-name-safe form of an object or scene name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "unnamed"
+
+
+def cache_folder(scene):
+    """(folder as Blender stores it, the same folder as an absolute path) for the scene's point caches."""
+    import bpy
+
+    if bpy.data.filepath:
+        stored = f"//{CACHE_FOLDER}/{safe_name(scene.name)}/"
+        return stored, bpy.path.abspath(stored)
+    folder = os.path.join(bpy.app.tempdir or os.path.abspath("."), CACHE_FOLDER, safe_name(scene.name))
+    return folder + os.sep, folder + os.sep
+
+
+def remove_file(stored_path):
+    """Delete a cache file given as Blender stores it (relative or absolute); missing files are fine.
+
+    Removes the scene's cache folder too once it is empty, so Clear Bake leaves nothing behind.
+    """
+    import bpy
+
+    path = bpy.path.abspath(stored_path)
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+    folder = os.path.dirname(path)
+    for _ in range(2):  # <scene>/ then quadric_cache/
+        try:
+            os.rmdir(folder)
+        except OSError:
+            break
+        folder = os.path.dirname(folder)
