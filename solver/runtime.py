@@ -20,6 +20,16 @@ extension update that changed only the add-on, a second checkout of the same
 code) reuses it. The root is ``NUMBA_CACHE_DIR`` if set (the add-on sets its
 user folder), else the user's cache folder. Folders of other source versions
 left unused for two weeks are removed.
+
+Cache layout. Inside that folder numba would name each file's cache by the
+absolute path of its source folder, so a cache could only serve the copy of the
+solver it was made from. ``SourceTreeLocator`` names it by the path inside the
+solver and by the package the solver is imported as instead: a cache made from
+one copy serves every copy of the same sources imported under the same name
+(the prebuilt cache shipped in the extension, an installation moved elsewhere).
+The package name stays in the path because numba pickles the solver's classes
+in its index by module name; a copy imported under another name must not read
+that index.
 """
 from __future__ import annotations
 
@@ -88,6 +98,67 @@ def prune_stale_caches(path: str, now: float | None = None) -> None:
             shutil.rmtree(other, ignore_errors=True)
 
 
+def package_folder(package: str) -> str:
+    """The cache sub-folder of the solver imported as ``package``: 'solver', or the add-on's dotted path."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", package)
+
+
+PACKAGE = __name__.rpartition(".")[0]  # 'solver', or 'bl_ext.<repository>.quadric_dynamics.solver' in Blender
+
+
+def _source_tree_locator():
+    """numba's cache locator for the solver's own files (see the module docstring), or None where numba's
+    internals differ from the version this was written for (numba then names caches by absolute path)."""
+    try:
+        from numba.core import caching
+        base, mixin = caching._CacheLocator, caching._SourceFileBackedLocatorMixin
+    except (ImportError, AttributeError):
+        return None
+
+    class SourceTreeLocator(mixin, base):
+        """Caches a solver function in ``<cache dir>/<package>/<its folder inside the solver>``."""
+
+        def __init__(self, py_func, py_file):
+            from numba.core import config
+
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            inner = os.path.relpath(os.path.dirname(os.path.abspath(py_file)), SOURCE_ROOT)
+            self._cache_path = os.path.join(config.CACHE_DIR, package_folder(PACKAGE),
+                                            *([] if inner == os.curdir else inner.split(os.sep)))
+
+        def get_cache_path(self):
+            return self._cache_path
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            from numba.core import config
+
+            inside = os.path.abspath(py_file).startswith(SOURCE_ROOT + os.sep)
+            if not config.CACHE_DIR or not inside:
+                return None  # not the solver's: numba's own locators decide
+            return super().from_function(py_func, py_file)
+
+    return SourceTreeLocator
+
+
+def install_cache_locator() -> bool:
+    """Put SourceTreeLocator first in numba's list (once per process); False where numba has no such list."""
+    locator = _source_tree_locator()
+    try:
+        from numba.core.caching import CacheImpl
+        classes = CacheImpl._locator_classes
+    except (ImportError, AttributeError):
+        return False
+    if locator is None:
+        return False
+    if not any(getattr(c, "__name__", "") == locator.__name__ and getattr(c, "_solver_root", None) == SOURCE_ROOT
+               for c in classes):
+        locator._solver_root = SOURCE_ROOT
+        classes.insert(0, locator)
+    return True
+
+
 def layer_chosen_by_user(config) -> bool:
     """True if the environment or numba's config file names a threading layer or an order of them."""
     if any(name in os.environ for name in _USER_LAYER_VARIABLES):
@@ -116,6 +187,7 @@ def configure() -> None:
     from numba.core import config
 
     config.CACHE_DIR = path
+    install_cache_locator()
     if layer_chosen_by_user(config):
         return
     if threading_layer() != "not started":  # another library already started numba's threads: too late

@@ -168,3 +168,26 @@ def test_importing_the_package_loads_no_numba_until_a_public_name_is_used(tmp_pa
     assert before is False
     assert after is True and module == "solver.scene"
     assert os.path.dirname(cache) == str(tmp_path / "late")
+
+
+# a fresh process: the toy kernel, and whether numba found it in the cache or compiled it
+HITS = ("import json; from {package}.caller import twice; twice(); "
+        "print(json.dumps([twice(), sum(twice.stats.cache_hits.values()), sum(twice.stats.cache_misses.values())]))")
+
+
+def test_a_cache_made_from_one_copy_serves_another_copy_of_the_same_sources(tmp_path):
+    """The prebuilt cache shipped in the extension is made in a build folder and read from the user's install."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    first, second = tmp_path / "build", tmp_path / "installed" / "elsewhere"
+    _toy_package(first, keyed=True)
+    shutil.copytree(first / "toy", second / "toy")
+    assert _run_json(HITS.format(package="toy"), env, cwd=first) == [2.0, 0, 1]  # compiled and cached
+    assert _run_json(HITS.format(package="toy"), env, cwd=second) == [2.0, 1, 0]  # the other copy: from the cache
+    # numba records the solver's classes by module name, so a copy imported under another name compiles apart
+    (second / "outer").mkdir()
+    shutil.move(str(second / "toy"), second / "outer" / "toy")
+    (second / "outer" / "__init__.py").write_text("")
+    assert _run_json(HITS.format(package="outer.toy"), env, cwd=second) == [2.0, 0, 1]
+    keyed = [p for p in (tmp_path / "cache" / "quadric_dynamics" / "numba").iterdir()]
+    assert len(keyed) == 1 and sorted(p.name for p in keyed[0].iterdir()) == ["outer.toy", "toy"]
