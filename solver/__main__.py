@@ -1,4 +1,5 @@
-"""Command line: ``python -m solver run scene.json -o rec.npz --frames 250 --fps 24 --substeps 10``."""
+"""Command line: ``python -m solver run scene.json -o rec.npz --frames 250 --fps 24 --substeps 10``, and
+``python -m solver compile`` (fill numba's cache before a batch of runs)."""
 from __future__ import annotations
 
 import argparse
@@ -67,11 +68,16 @@ def main(argv=None) -> int:
     run.add_argument("--threads", type=count, default=None,
                      help="slabs of the parallel contact solve (default: numba's thread count, at most 8)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    warm = commands.add_parser("compile", help="compile the solver's kernels into numba's cache ahead of runs")
+    warm.add_argument("kinds", nargs="*", metavar="KIND",
+                      help="scene kinds to compile (default: all; see solver/precompile.py)")
+    warm.add_argument("--report", type=int, default=0, metavar="N",
+                      help="list the N kernels that took longest, and those compiled for several argument types")
     args = parser.parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _one_line_warning
         try:
-            return _run(args)
+            return _compile(args) if args.command == "compile" else _run(args)
         except KeyboardInterrupt:
             print("\ninterrupted; no recording written", file=sys.stderr)
             return 130
@@ -112,6 +118,40 @@ def _run(args) -> int:
     print(f"wrote {args.output}: {recording.frames} frames, {len(recording.body_names)} bodies{groups} "
           f"in {elapsed:.1f} s "
           f"(threading layer {sim.stats['threading_layer']}, {numba.get_num_threads()} threads)")
+    return 0
+
+
+def _compile(args) -> int:
+    from .precompile import KINDS, compile_kinds
+
+    unknown = [k for k in args.kinds if k not in KINDS]
+    if unknown:
+        print(f"error: unknown scene kind {', '.join(unknown)}; choose from {', '.join(KINDS)}", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+
+    def progress(kind, count, name):
+        sys.stderr.write(f"\r{kind}: compiling kernel {count} ({name})".ljust(100)[:100])
+        sys.stderr.flush()
+
+    kernels = []
+    compiled = compile_kinds(args.kinds or KINDS, progress=progress, kernels=kernels)
+    from numba.core import config
+
+    sys.stderr.write("\r".ljust(101) + "\r")
+    if args.report:
+        for name, types, seconds in sorted(kernels, key=lambda k: -k[2])[:args.report]:
+            print(f"{seconds:7.2f} s  {name}")
+        signatures = {}
+        for name, types, seconds in kernels:
+            signatures.setdefault(name, []).append((types, seconds))
+        for name, variants in sorted(signatures.items(), key=lambda item: -sum(v[1] for v in item[1])):
+            if len(variants) > 1:
+                print(f"{len(variants)} specialisations, {sum(v[1] for v in variants):6.2f} s: {name}")
+                for types, seconds in variants:
+                    print(f"    {seconds:6.2f} s {types[:150]}")
+    print(f"compiled {sum(compiled.values())} kernels in {time.perf_counter() - start:.1f} s "
+          f"({', '.join(f'{k}: {n}' for k, n in compiled.items())}); cache {config.CACHE_DIR}")
     return 0
 
 

@@ -185,10 +185,10 @@ def checkout_kernels(request, tmp_path_factory):
     The kernels for bodies come first: `python -m solver run` in test_operators.py needs them. The others (ropes,
     particles and their mixes) only where tests outside tests/addon follow in this session.
     """
-    from tests.addon.checkout_kernels import KINDS
+    from tests.addon.checkout_kernels import ORDER
 
     later = any(HERE not in item.path.parents for item in request.session.items)
-    warm = CheckoutKernels(KINDS if later else KINDS[:1], tmp_path_factory.mktemp("kernels") / "stderr.txt")
+    warm = CheckoutKernels(ORDER if later else ORDER[:1], tmp_path_factory.mktemp("kernels") / "stderr.txt")
     request.config.stash[_CHECKOUT_KERNELS] = warm
     yield warm
     warm.stop()
