@@ -49,13 +49,19 @@ _KEY = re.compile(r"[0-9a-f]{16}")
 _CONFIGURED = False  # configure() runs once per process
 
 
+# Tools that no kernel reaches (tests/solver/test_runtime.py checks that no solver module imports them): editing
+# them must not throw away the compiled kernels, which take minutes to rebuild.
+NOT_IN_KERNELS = ("__main__.py", "precompile.py")
+
+
 def source_hash(root: str = SOURCE_ROOT) -> str:
-    """First 16 hex digits of a SHA-256 over every ``*.py`` under root (relative path and content)."""
+    """First 16 hex digits of a SHA-256 over every ``*.py`` under root (relative path and content) but the
+    top-level NOT_IN_KERNELS."""
     digest = hashlib.sha256()
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
-            if name.endswith(".py"):
+            if name.endswith(".py") and not (folder == root and name in NOT_IN_KERNELS):
                 path = os.path.join(folder, name)
                 digest.update(os.path.relpath(path, root).replace(os.sep, "/").encode())
                 digest.update(b"\0")

@@ -191,3 +191,38 @@ def test_a_cache_made_from_one_copy_serves_another_copy_of_the_same_sources(tmp_
     assert _run_json(HITS.format(package="outer.toy"), env, cwd=second) == [2.0, 0, 1]
     keyed = [p for p in (tmp_path / "cache" / "quadric_dynamics" / "numba").iterdir()]
     assert len(keyed) == 1 and sorted(p.name for p in keyed[0].iterdir()) == ["outer.toy", "toy"]
+
+
+def test_the_tools_left_out_of_the_source_hash_are_imported_by_no_solver_module():
+    """Editing them keeps the compiled kernels, which is only safe while no kernel can reach them."""
+    import ast
+
+    from solver.runtime import NOT_IN_KERNELS, SOURCE_ROOT
+
+    left_out = {name[:-3] for name in NOT_IN_KERNELS}
+    for folder, _, files in os.walk(SOURCE_ROOT):
+        for name in files:
+            if not name.endswith(".py") or (folder == SOURCE_ROOT and name in NOT_IN_KERNELS):
+                continue
+            path = os.path.join(folder, name)
+            for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+                names = []
+                if isinstance(node, ast.ImportFrom):
+                    names = [node.module or ""] + [alias.name for alias in node.names]
+                elif isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                reached = {part for n in names for part in n.split(".")} & left_out
+                assert not reached, f"{os.path.relpath(path, SOURCE_ROOT)} imports {reached}"
+
+
+def test_editing_a_tool_left_out_of_the_source_hash_keeps_the_hash(tmp_path):
+    from solver.runtime import NOT_IN_KERNELS, SOURCE_ROOT, source_hash
+
+    copy = tmp_path / "solver"
+    shutil.copytree(SOURCE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = source_hash(str(copy))
+    for name in NOT_IN_KERNELS:
+        (copy / name).write_text((copy / name).read_text() + "\n# edited\n")
+    assert source_hash(str(copy)) == before
+    (copy / "math3d.py").write_text((copy / "math3d.py").read_text() + "\n# edited\n")
+    assert source_hash(str(copy)) != before
