@@ -3,7 +3,7 @@ import numpy as np
 from numba import njit, prange
 
 from .collision.narrowphase import shape_matrix
-from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, norm3, quat_mul, quat_to_matrix, world_inverse_inertia
+from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, norm3, quat_mul, quat_to_matrix, world_inverse_inertia, ZERO
 from .model import DYNAMIC, KINEMATIC
 
 
@@ -17,7 +17,7 @@ def update_body_frames(model, state, ws, margin, h, serial):
     """
     n = model.n_bodies
     if serial:
-        _body_frames_range(model, state, ws, margin, h, 0, n)
+        _body_frames_range(model, state, ws, margin, h, ZERO, n)
         return
     chunks = min(n, PARALLEL_CHUNKS)
     for k in prange(chunks):

@@ -10,7 +10,7 @@ come out of the changing world inertia instead of an explicit torque.
 import numpy as np
 from numba import njit, prange
 
-from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, mat_vec, norm3, quat_to_matrix, rotated_by_rotation_vector
+from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, mat_vec, norm3, quat_to_matrix, rotated_by_rotation_vector, ZERO
 from .model import DYNAMIC, KINEMATIC
 
 
@@ -23,7 +23,7 @@ def integrate_positions(model, state, ws, h, serial):
     """
     n = model.n_bodies
     if serial:
-        _integrate_range(model, state, ws, h, 0, n)
+        _integrate_range(model, state, ws, h, ZERO, n)
         return
     chunks = min(n, PARALLEL_CHUNKS)
     for k in prange(chunks):

@@ -18,6 +18,10 @@ JIT_PARALLEL = dict(JIT, parallel=True)
 # Parallel kernels are thin prange loops over chunks that call a serial range function: bodies of
 # prange loops with inlined helpers miscompiled once (update_body_frames), chunks never did.
 PARALLEL_CHUNKS = 16  # enough to balance up to 8 threads
+# The start of a whole range, for the serial paths' calls of range functions. A literal 0 there would make numba
+# compile the range function a second time (it specialises on each literal argument), beside the int64 starts of
+# the parallel path's chunks: minutes of cold compile for the collision ranges.
+ZERO = np.int64(0)
 
 
 @njit(**JIT, inline="always")

@@ -13,7 +13,7 @@ the skin since the build; a settled pile rebuilds rarely.
 import numpy as np
 from numba import njit, prange
 
-from ..math3d import JIT, JIT_PARALLEL
+from ..math3d import JIT, JIT_PARALLEL, ZERO
 
 # Row-major cell numbering, wrapped into the table: neighbouring cells along x share a cache line of
 # bucket_start and their bodies lie next to each other in bucket order (with the XOR-of-primes hash of
@@ -205,7 +205,7 @@ def find_pairs(position, half_extent, dynamic, bucket_start, bucket_body, bucket
     chunks = max(1, min(chunks, n))
     chunk_end = np.empty(chunks, dtype=np.int64)
     if chunks == 1:
-        chunk_end[0] = _pairs_of_bodies(0, n, position, half_extent, dynamic, bucket_start, bucket_body, bucket_key,
+        chunk_end[0] = _pairs_of_bodies(ZERO, n, position, half_extent, dynamic, bucket_start, bucket_body, bucket_key,
                                         bucket_box, cell_size, pair_a, pair_b, 0, pair_a.shape[0])
     else:
         _pairs_in_chunks(position, half_extent, dynamic, bucket_start, bucket_body, bucket_key, bucket_box,

@@ -33,7 +33,7 @@ against static collider s (S counts the triangles too).
 import numpy as np
 from numba import njit, prange
 
-from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
+from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, ZERO
 from ..model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
 from ..shapes.support import BOX, ELLIPSOID, PARAMS
 from .convex_distance import contact_distance
@@ -531,14 +531,15 @@ def collide(model, state, ws, n_pairs, serial, shapes=None, meshes=None):
     """
     n = model.n_bodies
     if serial:
-        _collide_pair_range(model, state, ws, 0, n_pairs, shapes)
+        _collide_pair_range(model, state, ws, ZERO, n_pairs, shapes)
         chunks = 1
     else:
         _collide_pairs(model, state, ws, n_pairs, shapes)
         chunks = max(1, min(PARALLEL_CHUNKS, n))
     chunk_end = np.empty(chunks, dtype=np.int64)
     if serial:
-        chunk_end[0] = _emit_body_range(model, state, ws, n_pairs, 0, n, 0, ws.contact_key.shape[0], shapes, meshes)
+        chunk_end[0] = _emit_body_range(model, state, ws, n_pairs, ZERO, n, ZERO, ws.contact_key.shape[0], shapes,
+                                       meshes)
     else:
         _emit_in_chunks(model, state, ws, n_pairs, chunk_end, shapes, meshes)
     # pack the shares: each moves left (or stays), so a forward copy never overwrites unread contacts

@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit, prange
 
-from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, cross
+from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, cross, ZERO
 from ..shapes.support import ELLIPSOID, support_xyz
 from .push_sweeps import UNSUPPORTED, clear_pseudo, overlap_aim, push_sweeps
 from .rows import INV_MASS_A, INV_MASS_B, N_, row3
@@ -101,9 +101,9 @@ def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
     run (0 when no contact needed it).
     """
     if serial:
-        largest = _correction_targets(0, n_contacts, slot_a, slot_b, solve_origin, contact_row, slot_depth, slot_push,
-                                      start_position, start_orientation, body_travel, position, orientation,
-                                      semi_axes, h, baumgarte, slop, shapes)
+        largest = _correction_targets(ZERO, n_contacts, slot_a, slot_b, solve_origin, contact_row, slot_depth,
+                                      slot_push, start_position, start_orientation, body_travel, position,
+                                      orientation, semi_axes, h, baumgarte, slop, shapes)
     else:
         chunks = min(n_contacts, PARALLEL_CHUNKS)
         largest = -np.inf
@@ -125,7 +125,7 @@ def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
                           push_row, push_body, body_pushed, body_level, largest, True, False, False, serial)
     n = solve_origin.shape[0]
     if serial:
-        _apply_pushes(0, n, solve_origin, pseudo_linear, position, h)
+        _apply_pushes(ZERO, n, solve_origin, pseudo_linear, position, h)
         return sweeps
     body_chunks = min(n, PARALLEL_CHUNKS)
     for k in prange(body_chunks):

@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit, prange
 
-from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, cross, mat_vec, orthonormal_basis
+from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, cross, mat_vec, orthonormal_basis, ZERO
 from .rows import (AN, AT1, AT2, BN, BT1, BT2, FRICTION, IA1, IA2, IAN, IAS, IAT1, IAT2, IB1, IB2, IBN, IBS, IBT1,
                    IBT2, INV_MASS_A, INV_MASS_B, MASS_N, MASS_R1, MASS_R2, MASS_S, MASS_T1, MASS_T2, ROLLING,
                    SPINNING, TARGET, body_velocity, normal_velocity, single, store3)
@@ -45,7 +45,7 @@ def prepare_contacts(slot_contact, contact_a, contact_b, contact_normal, contact
     Returns the number of bouncing contacts (none: restitution has nothing to do).
     """
     if serial:
-        return _prepare_range(0, n_contacts, slot_contact, contact_a, contact_b, contact_normal, contact_point,
+        return _prepare_range(ZERO, n_contacts, slot_contact, contact_a, contact_b, contact_normal, contact_point,
                               contact_depth, contact_row, contact_response, contact_aux, slot_depth, slot_bounce,
                               slot_rebound, position, linear_velocity, angular_velocity, inv_mass, inv_inertia_world,
                               body_material, static_material, material_friction, material_rolling, material_spinning,

@@ -30,7 +30,7 @@ contact (in key order) a slot holds and ``contact_slot`` the inverse.
 import numpy as np
 from numba import njit, prange
 
-from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
+from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, ZERO
 
 HISTOGRAM_BINS = 1024   # resolution of the equal-count split along x
 SLAB_IMBALANCE = 1.25   # a slab may hold this many times its share of dynamic bodies before the split moves
@@ -137,7 +137,7 @@ def order_contacts(contact_a, contact_b, contact_key, n_contacts, dynamic, slabs
     counts = ws.order_counts
     _clear_order(ws.body_colour_block, counts, n_classes * blocks * COLOURS + 1)
     if serial:
-        _classify_range(0, n_contacts, contact_a, contact_b, dynamic, slabs, ws.body_slab, ws.contact_class)
+        _classify_range(ZERO, n_contacts, contact_a, contact_b, dynamic, slabs, ws.body_slab, ws.contact_class)
         for k in range(slabs):
             _colour_class(k, slabs, blocks, n_contacts, contact_a, contact_b, dynamic, ws.contact_class,
                           ws.body_colours, ws.body_colour_block, bucket, counts)

@@ -1,7 +1,7 @@
 """Split impulses: overlap removed through pseudo-velocities, which never enter the real velocities."""
 from numba import njit, prange
 
-from ..math3d import JIT_PARALLEL, PARALLEL_CHUNKS
+from ..math3d import JIT_PARALLEL, PARALLEL_CHUNKS, ZERO
 from .push_sweeps import clear_pseudo, push_sweeps, set_targets
 
 
@@ -43,7 +43,7 @@ def solve_split_impulses(slab_start, slabs, slot_a, slot_b, solve_origin, contac
     # own, and one over a zero-size array crashed (a scene without bodies)
     clear_pseudo(pseudo_linear, pseudo_angular, body_pushed)
     if serial:
-        spinning, largest = set_targets(0, n_contacts, push_slot, False, slot_a, slot_b, solve_origin, contact_row,
+        spinning, largest = set_targets(ZERO, n_contacts, push_slot, False, slot_a, slot_b, solve_origin, contact_row,
                                          slot_depth, slot_push, push_row, linear_velocity, angular_velocity,
                                          pseudo_angular, shape, swing_arm, h, baumgarte, slop)
     else:

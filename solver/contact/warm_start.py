@@ -1,7 +1,7 @@
 """Warm start and store: last substep's impulses applied at the start, this substep's kept for the next."""
 from numba import njit, prange
 
-from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS
+from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, ZERO
 from .rows import (IA1, IA2, IAN, IAS, IAT1, IAT2, IB1, IB2, IBN, IBS, IBT1, IBT2, INV_MASS_A, INV_MASS_B, N_,
                    ROLLING, SPINNING, T1, T2, dot3)
 
@@ -85,7 +85,7 @@ def store_impulses(contact_slot, contact_key, contact_normal, contact_row, conta
     """
     cache_count[0] = n_contacts
     if serial:
-        _store_range(0, n_contacts, contact_slot, contact_key, contact_normal, contact_row, contact_impulse,
+        _store_range(ZERO, n_contacts, contact_slot, contact_key, contact_normal, contact_row, contact_impulse,
                      contact_twist_impulse, cache_key, cache_normal, cache_impulse)
         return
     chunks = min(n_contacts, PARALLEL_CHUNKS)
