@@ -10,10 +10,22 @@ where its runtime loads, else workqueue, never TBB, which Blender also ships).
 GNU OpenMP does not survive fork(): a forked child that runs the solver is
 stopped with a message (numba's check); children that do not, and
 subprocesses, are unaffected.
+
+The Linux x64 zip ships a prebuilt cache (``prebuilt_cache/``, made by
+scripts/build_extension.py with solver/precompile.py). On first use it is
+copied into the user folder if its manifest fits this Blender and this copy of
+the solver; the kernels then load in seconds instead of compiling for minutes.
+It is compiled for numba's generic CPU, so the solver then uses that target for
+whatever it still compiles. Where it does not fit, the solver compiles on
+first use as on other platforms, and ``prebuilt_note`` says why.
 """
 import os
+import shutil
+
+PREBUILT_FOLDER = "prebuilt_cache"
 
 _solver = None
+prebuilt_note = ""  # what became of the prebuilt cache, for the console and the panel
 
 
 def extension_package():
@@ -35,10 +47,53 @@ def numba_cache_dir():
     return path
 
 
+def extension_root():
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def install_prebuilt_cache(cache_root, package=None, source=None):
+    """Copy the extension's prebuilt cache for this solver into ``cache_root`` (once) and choose its CPU target.
+
+    Returns (used, note): used is True when the prebuilt kernels serve this process; the note says why not.
+    Call before numba is imported.
+    """
+    from ..solver import precompile
+    from ..solver import runtime as solver_runtime
+
+    source = source or os.path.join(extension_root(), PREBUILT_FOLDER)
+    if not os.path.isdir(source):
+        return False, "this build ships no prebuilt solver cache: the solver compiles on first use"
+    package = package or f"{extension_package()}.solver"
+    manifest = precompile.read_manifest(source)
+    here = precompile.this_process(package, solver_runtime.source_hash())
+    problem = precompile.prebuilt_problem(manifest, here)
+    if problem:
+        return False, f"the prebuilt solver cache does not fit ({problem}): the solver compiles on first use"
+    folder = os.path.join(here["source_hash"], solver_runtime.package_folder(package))
+    target = os.path.join(cache_root, folder)
+    if not os.path.isdir(target):  # first use of this version: copy whole, then rename into place
+        partial = f"{target}.part{os.getpid()}"
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.copytree(os.path.join(source, folder), partial)
+        try:
+            os.replace(partial, target)
+        except OSError:  # another Blender copied it first
+            shutil.rmtree(partial, ignore_errors=True)
+    if "NUMBA_CPU_NAME" not in os.environ:
+        os.environ["NUMBA_CPU_NAME"] = precompile.PREBUILT_CPU
+        os.environ.pop("NUMBA_CPU_FEATURES", None)
+    return True, "using the prebuilt solver cache"
+
+
 def get_solver():
-    global _solver
+    global _solver, prebuilt_note
     if _solver is None:
-        os.environ["NUMBA_CACHE_DIR"] = numba_cache_dir()
+        root = os.environ["NUMBA_CACHE_DIR"] = numba_cache_dir()
+        try:
+            _used, prebuilt_note = install_prebuilt_cache(root)
+        except OSError as exc:  # a full disk or unreadable install: compiling still works
+            prebuilt_note = f"the prebuilt solver cache could not be installed ({exc}): the solver compiles on first use"
+        print(f"[quadric] {prebuilt_note}", flush=True)
         from .. import solver
 
         _solver = solver

@@ -10,11 +10,22 @@ Blender ships (cp311 for Blender 4.2-5.0, cp313 for 5.1+) into a cache
 (manifest with the wheel list filled in, __init__.py, addon/, solver/, wheels/)
 in build/stage, then run Blender's own extension CLI (blender_ext.py, which runs
 under plain Python) to build with --split-platforms and validate every zip.
+
+The Linux x64 zip also ships a prebuilt numba cache (prebuilt_cache/, see
+solver/precompile.py and addon/runtime.py), so a first Simulate loads the
+kernels instead of compiling them for minutes. It can only be made on a Linux
+x64 host with Python 3.11 (Blender 4.2 to 5.0's): the solver is imported
+from the staged copy under the package name Blender gives an extension
+installed from a zip, and every scene kind is compiled for numba's generic CPU.
+The result is kept in build/prebuilt-cache per solver source version, so only
+a changed solver compiles again (about ten minutes on two cores).
+--no-prebuilt-cache leaves it out.
 """
 from __future__ import annotations
 
 import argparse
 import glob
+import hashlib
 import os
 import re
 import shutil
@@ -115,6 +126,67 @@ def replace_toml_list(text: str, key: str, values: list[str]) -> str:
     return new
 
 
+PREBUILT_PACKAGE = "bl_ext.user_default.quadric_dynamics"  # an extension installed from a zip ("Install from Disk")
+PREBUILT_HOST = ("linux", "x86_64", (3, 11))
+
+# Run in a fresh interpreter: import the staged solver as the installed extension's and compile every scene kind.
+_PRECOMPILE = """
+import json, sys, types
+package, stage = sys.argv[1], sys.argv[2]
+parts = package.split(".")
+for k in range(1, len(parts) + 1):
+    module = types.ModuleType(".".join(parts[:k]))
+    module.__path__ = [stage] if k == len(parts) else []
+    sys.modules[module.__name__] = module
+precompile = __import__(package + ".solver.precompile", fromlist=["compile_kinds"])
+runtime = __import__(package + ".solver.runtime", fromlist=["source_hash"])
+def progress(kind, count, name):
+    print(f"[build] prebuilt cache: {kind}: kernel {count} ({name})", file=sys.stderr, flush=True)
+kernels = []
+compiled = precompile.compile_kinds(progress=progress, kernels=kernels)
+with open("kernels.json", "w") as handle:  # what each kernel cost to compile: for the compile-time report
+    json.dump(kernels, handle)
+print(json.dumps([precompile.this_process(package + ".solver", runtime.source_hash()), compiled]))
+"""
+
+
+def prebuilt_cache(stage: str, store: str) -> str | None:
+    """The folder to ship as prebuilt_cache/ (manifest.json and <source hash>/<package>/), compiled into
+    ``store`` unless already there; None where this host cannot make it."""
+    sys.path.insert(0, ROOT)
+    from solver.runtime import source_hash
+
+    host = (sys.platform, os.uname().machine if hasattr(os, "uname") else "", sys.version_info[:2])
+    if host != PREBUILT_HOST:
+        print(f"[build] no prebuilt cache: it is made on {PREBUILT_HOST}, this is {host}", flush=True)
+        return None
+    key = source_hash(os.path.join(stage, "solver"))
+    from importlib.metadata import version
+
+    with open(os.path.join(stage, "solver", "precompile.py"), "rb") as handle:  # the recipe: kinds and scenes
+        recipe = hashlib.sha256(handle.read()).hexdigest()[:8]
+    folder = os.path.join(store, f"{key}-{recipe}-numba{version('numba')}")
+    if os.path.isfile(os.path.join(folder, "manifest.json")):
+        return folder
+    partial = folder + ".part"
+    shutil.rmtree(partial, ignore_errors=True)
+    os.makedirs(partial)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env.update(NUMBA_CACHE_DIR=partial, NUMBA_CPU_NAME="generic", PYTHONDONTWRITEBYTECODE="1")
+    print(f"[build] compiling the prebuilt cache for solver {key} (once per solver version)", flush=True)
+    result = subprocess.run([sys.executable, "-c", _PRECOMPILE, PREBUILT_PACKAGE, stage], env=env, check=True,
+                            stdout=subprocess.PIPE, text=True, cwd=partial)
+    fields, compiled = __import__("json").loads(result.stdout.strip().splitlines()[-1])
+    if fields["source_hash"] != key or sorted(os.listdir(partial)) != sorted([key, "kernels.json"]):
+        raise SystemExit(f"prebuilt cache: expected the solver {key} cached in {partial}, found "
+                         f"{fields['source_hash']} and {sorted(os.listdir(partial))}")
+    from solver.precompile import write_manifest
+
+    write_manifest(partial, fields, compiled)
+    os.replace(partial, folder)
+    return folder
+
+
 def run_cli(cli: str, *args: str) -> None:
     subprocess.run([sys.executable, cli, *args], check=True)
 
@@ -125,29 +197,49 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--output", default=os.path.join(ROOT, "dist"), help="directory for the zips")
     ap.add_argument("--wheel-cache", default=os.path.join(ROOT, "build", "wheels"))
     ap.add_argument("--stage", default=os.path.join(ROOT, "build", "stage", "quadric_dynamics"))
+    ap.add_argument("--prebuilt-store", default=os.path.join(ROOT, "build", "prebuilt-cache"),
+                    help="where prebuilt caches are kept between builds, one folder per solver version")
+    ap.add_argument("--no-prebuilt-cache", action="store_true",
+                    help="leave the prebuilt numba cache out of the Linux x64 zip")
     args = ap.parse_args(argv)
 
     cli = find_blender_ext_cli()
-    wheels: list[str] = []
-    for platform in args.platforms:
-        wheels += download_wheels(platform, args.wheel_cache)
-    stage_package(args.stage, args.wheel_cache, wheels, list(args.platforms))
     os.makedirs(args.output, exist_ok=True)
+    platforms = list(args.platforms)
+    groups = [platforms]
+    if "linux-x64" in platforms and not args.no_prebuilt_cache:  # its own stage: only its zip holds the cache
+        groups = [[p for p in platforms if p != "linux-x64"], ["linux-x64"]]
+    for group in filter(None, groups):
+        stage = args.stage if group is groups[0] else args.stage.rstrip(os.sep) + "-linux-x64"
+        build_group(cli, group, stage, args, with_prebuilt=group == ["linux-x64"] and len(groups) == 2)
+    return 0
 
-    with open(os.path.join(args.stage, "blender_manifest.toml"), "rb") as fh:
+
+def build_group(cli: str, platforms: list[str], stage: str, args, with_prebuilt: bool) -> None:
+    """Stage and build the zips of some platforms (one per platform), then validate each."""
+    wheels: list[str] = []
+    for platform in platforms:
+        wheels += download_wheels(platform, args.wheel_cache)
+    stage_package(stage, args.wheel_cache, wheels, platforms)
+    if with_prebuilt:
+        folder = prebuilt_cache(stage, args.prebuilt_store)
+        if folder is not None:
+            shutil.copytree(folder, os.path.join(stage, "prebuilt_cache"),
+                            ignore=shutil.ignore_patterns("kernels.json"))
+
+    with open(os.path.join(stage, "blender_manifest.toml"), "rb") as fh:
         manifest = tomllib.load(fh)
     expected = [os.path.join(args.output, f"{manifest['id']}-{manifest['version']}-{p.replace('-', '_')}.zip")
-                for p in args.platforms]
+                for p in platforms]
     for path in expected:
         if os.path.exists(path):
             os.remove(path)
-    run_cli(cli, "build", "--source-dir", args.stage, "--output-dir", args.output, "--split-platforms")
+    run_cli(cli, "build", "--source-dir", stage, "--output-dir", args.output, "--split-platforms")
     for path in expected:
         if not os.path.isfile(path):
             raise SystemExit(f"build did not write {path}")
         run_cli(cli, "validate", path)
         print(f"[build] {path} ({os.path.getsize(path) / 1e6:.1f} MB) validated", flush=True)
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,72 @@
+"""The prebuilt numba cache shipped in the Linux zip: used only where its manifest fits this copy of the solver and
+this process, copied once into the user's cache folder, and otherwise left alone (the solver then compiles).
+
+addon/runtime.py is loaded without Blender (tests/addon/numpy_modules.py); the solver it checks against is this
+checkout's, imported there as ``quadric_numpy.solver``.
+"""
+import json
+import os
+
+import pytest
+
+from tests.addon.numpy_modules import PACKAGE, load
+
+runtime = load("runtime")
+SOLVER = f"{PACKAGE}.solver"
+
+
+@pytest.fixture
+def shipped(tmp_path, monkeypatch):
+    """A prebuilt cache folder as the build writes it, for this process and this checkout's sources."""
+    from importlib import import_module
+
+    pre = import_module(f"{SOLVER}.precompile")
+    solver_runtime = import_module(f"{SOLVER}.runtime")
+    fields = pre.this_process(SOLVER, solver_runtime.source_hash())
+    source = tmp_path / "extension" / "prebuilt_cache"
+    kernels = source / fields["source_hash"] / solver_runtime.package_folder(SOLVER) / "collision"
+    kernels.mkdir(parents=True)
+    (kernels / "gjk.support-10.py311.nbi").write_bytes(b"index")
+    pre.write_manifest(str(source), fields, {"ellipsoids": 3})
+    monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
+    monkeypatch.delenv("NUMBA_CPU_FEATURES", raising=False)
+    return source, fields
+
+
+def _install(tmp_path, source):
+    return runtime.install_prebuilt_cache(str(tmp_path / "user_cache"), package=SOLVER, source=str(source))
+
+
+def test_a_fitting_cache_is_copied_once_and_sets_its_cpu_target(tmp_path, shipped):
+    source, fields = shipped
+    used, note = _install(tmp_path, source)
+    assert used, note
+    copied = tmp_path / "user_cache" / fields["source_hash"] / SOLVER / "collision" / "gjk.support-10.py311.nbi"
+    assert copied.read_bytes() == b"index"
+    assert os.environ["NUMBA_CPU_NAME"] == "generic"
+    copied.write_bytes(b"extended by a later compile")  # the user's folder is not overwritten on the next start
+    assert _install(tmp_path, source)[0]
+    assert copied.read_bytes() == b"extended by a later compile"
+
+
+@pytest.mark.parametrize("field, value", [("source_hash", "0123456789abcdef"), ("package", "bl_ext.other.solver"),
+                                          ("numba", "0.61.0"), ("python", "3.13"), ("platform", "windows-amd64"),
+                                          ("cpu", "x86-64-v3")])
+def test_a_cache_made_for_something_else_is_not_used(tmp_path, shipped, field, value):
+    source, fields = shipped
+    manifest = json.loads((source / "manifest.json").read_text())
+    manifest[field] = value
+    (source / "manifest.json").write_text(json.dumps(manifest))
+    used, note = _install(tmp_path, source)
+    assert not used
+    assert f"made for {field} {value!r}" in note and "compiles on first use" in note
+    assert not (tmp_path / "user_cache").exists() and "NUMBA_CPU_NAME" not in os.environ
+
+
+def test_no_manifest_or_no_cache_means_compiling(tmp_path, shipped):
+    source, _ = shipped
+    (source / "manifest.json").write_text("{not json")
+    used, note = _install(tmp_path, source)
+    assert not used and "no readable manifest" in note
+    used, note = _install(tmp_path, tmp_path / "nowhere")
+    assert not used and "ships no prebuilt solver cache" in note
