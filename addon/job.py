@@ -3,10 +3,19 @@
 The modal operator polls `poll()` from a timer on the main thread; scripts and
 `blender -b` use `run_sync()`. Either way nothing in Blender changes here: the
 caller bakes `recording` on the main thread once `state == 'DONE'`.
+
+A run goes through phases: STARTING (loading the solver's kernels), COMPILING
+(numba compiling a kernel that is not in the cache: minutes on first use
+where no prebuilt cache fits) and SIMULATING. A compile cannot be
+interrupted, so a job cancelled while compiling lets it finish in the
+background (numba keeps the result in its cache for the next run) and stops
+before the first frame; the operator does not wait for it.
 """
 import threading
 import time
 import traceback
+
+from ..solver.precompile import CompileWatcher
 
 
 class SimulationJob:
@@ -16,11 +25,17 @@ class SimulationJob:
         self.conv = conv
         self.state = 'READY'          # READY, RUNNING, DONE, CANCELLED, FAILED
         self.message = ""
-        self.recording = None
+        self.recording = None          # whole when DONE; the finished frames (or None) when CANCELLED or FAILED
         self.frames_done = 0
         self.frames_total = conv.frames
         self.started = None
         self.finished = None
+        self.phase = 'STARTING'      # STARTING, COMPILING, SIMULATING
+        self.kernels_compiled = 0
+        self.kernel = ""            # the kernel being compiled
+        self.compile_seconds = 0.0
+        self.compiled = []              # names of the kernels compiled (not loaded from the cache), once DONE
+        self.first_frame_seconds = None  # from start() to the first finished frame
         self._cancel = threading.Event()
         self._thread = None
 
@@ -40,6 +55,10 @@ class SimulationJob:
     def cancel(self):
         self._cancel.set()
 
+    @property
+    def cancelled(self):
+        return self._cancel.is_set()
+
     def wait(self, timeout=None):
         if self._thread is not None:
             self._thread.join(timeout)
@@ -49,13 +68,31 @@ class SimulationJob:
         """(state, frames_done, frames_total); cheap, safe to call from the UI thread."""
         return self.state, self.frames_done, self.frames_total
 
+    def describe(self):
+        """One line for the panel and the status bar: what the run is doing now."""
+        if self.phase == 'COMPILING':
+            return (f"Compiling the solver (first use; kept for next time): kernel {self.kernels_compiled} "
+                    f"({self.kernel.rpartition('.')[2]}), {self.seconds:.0f} s")
+        if self.phase == 'STARTING':
+            return "Loading the solver"
+        return f"Simulating frame {self.frames_done}/{self.frames_total}"
+
     @property
     def seconds(self):
         end = self.finished or time.perf_counter()
         return end - self.started if self.started else 0.0
 
     # ---- worker
+    def _on_kernel(self, count, name):  # in the worker, from numba's compile events
+        self.phase = 'COMPILING'
+        self.kernels_compiled = count
+        self.kernel = name
+
     def _progress(self, done, total):
+        if done >= 2:  # frame 1 is the start pose, recorded before any step runs (or compiles)
+            self.phase = 'SIMULATING'
+            if self.first_frame_seconds is None:
+                self.first_frame_seconds = time.perf_counter() - self.started
         self.frames_done = done
         self.frames_total = total
         if self.on_progress is not None:
@@ -65,18 +102,23 @@ class SimulationJob:
         solver, conv = self.solver, self.conv
         try:
             kwargs = {"velocity_sweeps": conv.velocity_sweeps} if conv.velocity_sweeps > 0 else {}
-            sim = solver.Simulation(conv.scene, dt=conv.dt, **kwargs)
-            self.recording = sim.run(frames=conv.frames, fps=conv.fps, substeps=conv.substeps,
-                                     progress=self._progress, should_stop=self._cancel.is_set)
+            with CompileWatcher(self._on_kernel) as watcher:
+                sim = solver.Simulation(conv.scene, dt=conv.dt, **kwargs)
+                self.recording = sim.run(frames=conv.frames, fps=conv.fps, substeps=conv.substeps,
+                                         progress=self._progress, should_stop=self._cancel.is_set)
+            self.compile_seconds = watcher.seconds
+            self.compiled = [name for name, _, _ in watcher.kernels]
             self.state = 'DONE'
-        except solver.SimulationCancelled:
-            self.message = f"cancelled after {self.frames_done} of {self.frames_total} frames; nothing was baked"
+        except solver.SimulationCancelled as exc:
+            self.recording = exc.recording  # the finished frames: the operator keeps them as a partial bake
+            self.message = f"cancelled after {self.frames_done} of {self.frames_total} frames"
             self.state = 'CANCELLED'
         except solver.SimulationDiverged as exc:
+            self.recording = exc.recording
             frame = conv.frame_start + int(exc.frame)
             name = getattr(exc, "body_name", None) or f"{exc.body}"
             kind = "rope" if exc.body is not None and int(exc.body) < 0 else "body"  # ropes report -1 - index
-            self.message = (f"simulation diverged at frame {frame} ({kind} '{name}'); nothing was baked. "
+            self.message = (f"simulation diverged at frame {frame} ({kind} '{name}'). "
                             "Try more substeps, or check its size, mass and speed")
             self.state = 'FAILED'
         except ValueError as exc:

@@ -11,8 +11,9 @@ from . import bake, body_shape, convert, fitting, preflight, rope_rig, runtime, 
 from .job import SimulationJob
 from .properties import BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, SHAPE_ITEMS, end_mode_property
 
-# The one running modal simulation (the panel and status bar read it).
+# The one running modal simulation (the panel and status bar read it), and the last job started (for scripts).
 active_job = None
+last_job = None
 
 
 def _named_or_selected(operator, context):
@@ -393,23 +394,44 @@ def prepare_job(context, op=None, on_progress=None):
     for w in conv.warnings:
         if op is not None and not any(name in w for name in warned):
             op.report({'WARNING'}, w)
-    return SimulationJob(solver, conv, on_progress=on_progress)
+    global last_job
+    last_job = SimulationJob(solver, conv, on_progress=on_progress)
+    return last_job
 
 
 def finish_job(context, job, op=None):
     """Bake a finished job (main thread, one undo step) or report why nothing changed."""
     scene = context.scene
     if job.state != 'DONE':
-        scene.quadric.status = job.message
+        kept = job.recording.body_poses.shape[0] if job.recording is not None else 0
+        if kept >= 2:  # frames beyond the start pose finished: keep them, marked partial
+            bake.bake_recording(context, job.conv, job.recording)
+            scene.quadric.partial_bake_end = job.conv.frame_start + kept - 1
+            message = (f"{job.message}; kept frames {job.conv.frame_start}-{scene.quadric.partial_bake_end} as a "
+                       "partial bake")
+        else:
+            message = f"{job.message}; nothing was baked"
+        scene.quadric.status = message
         if op is not None:
-            op.report({'WARNING'} if job.state == 'CANCELLED' else {'ERROR'}, job.message)
-        return {'CANCELLED'}
+            op.report({'WARNING'} if job.state == 'CANCELLED' else {'ERROR'}, message)
+        return {'FINISHED'} if kept >= 2 else {'CANCELLED'}
     nb, nr = bake.bake_recording(context, job.conv, job.recording)
-    msg = f"baked {nb} bodies and {nr} ropes over {job.conv.frames} frames (simulated in {job.seconds:.1f} s)"
+    scene.quadric.partial_bake_end = 0
+    compiled = (f"; compiled {job.kernels_compiled} solver kernels in {job.compile_seconds:.0f} s, kept for next "
+                "time" if job.kernels_compiled else "")
+    msg = (f"baked {nb} bodies and {nr} ropes over {job.conv.frames} frames (simulated in {job.seconds:.1f} s"
+           f"{compiled})")
     scene.quadric.status = msg
     if op is not None:
         op.report({'INFO'}, msg)
     return {'FINISHED'}
+
+
+def cancelled_while_compiling(job):
+    if job.phase == 'COMPILING':
+        return (f"cancelled while compiling the solver ({job.kernels_compiled} kernels so far); the compile "
+                "finishes in the background and is kept for the next Simulate. Nothing was baked")
+    return "cancelled while loading the solver; nothing was baked"
 
 
 def _tag_redraw(context):
@@ -430,7 +452,7 @@ def timer_tick(context, job):
         return False
     context.window_manager.progress_update(done)
     if context.workspace is not None:
-        context.workspace.status_text_set(f"Quadric Dynamics: frame {done}/{total}  (Esc to cancel)")
+        context.workspace.status_text_set(f"Quadric Dynamics: {job.describe()}  (Esc to cancel)")
     _tag_redraw(context)
     return True
 
@@ -490,19 +512,30 @@ class QUADRIC_OT_simulate(bpy.types.Operator):
         job = self._job
         if event.type == 'ESC' and event.value == 'PRESS':
             job.cancel()
-            self._status(context, "cancelling")
+            if job.state == 'RUNNING' and job.phase != 'SIMULATING':  # a compile cannot stop: it goes on, is kept
+                return self.release(context, job)
+            self._status(context, "cancelling")  # the worker stops at the end of this frame
             return {'RUNNING_MODAL'}
         if event.type != 'TIMER' or event.timer is not self._timer:
             return {'PASS_THROUGH'}
+        if job.cancelled and job.state == 'RUNNING' and job.phase != 'SIMULATING':  # the Cancel button
+            return self.release(context, job)
         if timer_tick(context, job):
             return {'PASS_THROUGH'}
         self._cleanup(context)
         return finish_job(context, job, self)
 
-    def cancel(self, context):  # Blender closing the window or file while running
+    def release(self, context, job):
+        """Give control back at once after Esc while the solver loads or compiles (see job.py)."""
+        self._cleanup(context)
+        msg = cancelled_while_compiling(job)
+        context.scene.quadric.status = msg
+        self.report({'WARNING'}, msg)
+        return {'CANCELLED'}
+
+    def cancel(self, context):  # Blender closing the window or loading a file: never wait for the worker
         if self._job is not None:
             self._job.cancel()
-            self._job.wait()
         self._cleanup(context)
 
 
@@ -583,6 +616,7 @@ class QUADRIC_OT_clear_bake(bpy.types.Operator):
     def execute(self, context):
         n = sum(bake.clear_bake(obj) for obj in context.scene.objects)
         context.scene.quadric.status = ""
+        context.scene.quadric.partial_bake_end = 0
         self.report({'INFO'}, f"cleared the bake of {n} object{'s' if n != 1 else ''}")
         return {'FINISHED'}
 

@@ -244,6 +244,9 @@ class QuadricSceneSettings(bpy.types.PropertyGroup):
                             description="The contact solver's velocity sweeps per substep, at most (0: solver "
                                         "default, 8); typical 4 to 30 (tall stacks need more)")
     status: StringProperty(name="Last Result", default="", description="Outcome of the last simulation or check")
+    partial_bake_end: IntProperty(name="Partial Bake Until", default=0,
+                                  description="Last frame of a bake kept from a cancelled or diverged run (0: the "
+                                              "bake, if any, is whole)")
     problems: CollectionProperty(type=QuadricProblem, description="What the last Check Scene found")
 
 

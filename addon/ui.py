@@ -12,7 +12,7 @@ def draw_progress(layout):
         return False
     state, done, total = job.poll()
     factor = done / total if total else 0.0
-    text = f"Simulating frame {done}/{total}"
+    text = job.describe()
     if hasattr(layout, "progress"):  # Blender 4.0+
         layout.progress(factor=factor, type='BAR', text=text)
     else:
@@ -43,6 +43,9 @@ def draw_scene_settings(layout, context):
         row.operator("quadric.clear_bake", icon='TRASH')
     if qs.status:
         layout.label(text=qs.status, icon='INFO')
+    if qs.partial_bake_end:
+        layout.label(text=f"Partial bake: frames {start}-{qs.partial_bake_end} (Simulate again for all)",
+                     icon='ERROR')
     draw_problems(layout, qs)
     row = layout.row(align=True)
     row.operator("quadric.export_scene", text="Export Scene", icon='EXPORT')
@@ -208,8 +211,7 @@ class QUADRIC_PT_sidebar_object(bpy.types.Panel):
 def draw_status_bar(self, context):
     job = operators.active_job
     if job is not None:
-        _, done, total = job.poll()
-        self.layout.label(text=f"Quadric: {done}/{total}", icon='PHYSICS')
+        self.layout.label(text=f"Quadric: {job.describe()}", icon='PHYSICS')
 
 
 CLASSES = (QUADRIC_PT_physics, QUADRIC_PT_physics_scene, QUADRIC_PT_sidebar, QUADRIC_PT_sidebar_object)

@@ -13,6 +13,10 @@ scratch folder, the add-on loaded from this checkout by scripts/bake.py's loader
                longest oversleep of a 100 ms timer (GIL contention)
   first_click  simulate click -> first simulated frame, with a cold numba cache
                (fresh folder) and then warm (same folder, new process)
+  first_click_shipped
+               the same, as a new user gets it: the built Linux zip (with its
+               prebuilt cache) installed into a fresh user folder, then the
+               default cube on the default plane simulated
 """
 import argparse
 import json
@@ -199,8 +203,35 @@ def child_first_click(args):
                 process_setup_seconds=round(t_click - t_start, 2))
 
 
+def child_first_click_shipped(args):
+    import importlib
+
+    import bpy
+
+    t_start = time.perf_counter()
+    result = bpy.ops.extensions.package_install_files(filepath=args.zip, repo="user_default", enable_on_install=True)
+    assert result == {'FINISHED'} and hasattr(bpy.types.Object, "quadric"), result
+    package = "bl_ext.user_default.quadric_dynamics"
+    scene = fresh_scene()  # factory settings: the extension is enabled again below, as the tests do
+    importlib.import_module("addon_utils").enable(package, default_set=True)
+    ops = importlib.import_module(f"{package}.addon.operators")
+    runtime = importlib.import_module(f"{package}.addon.runtime")
+    scene.frame_start, scene.frame_end = 1, 24
+    bpy.ops.mesh.primitive_plane_add()
+    bpy.ops.quadric.add_collider()
+    bpy.ops.mesh.primitive_cube_add(location=(0, 0, 1))
+    bpy.ops.quadric.add_body()
+    t_click = time.perf_counter()
+    assert bpy.ops.quadric.simulate() == {'FINISHED'}, scene.quadric.status
+    job = ops.last_job
+    return dict(case="first_click_shipped", cache="shipped", seconds_to_first_frame=round(job.first_frame_seconds, 2),
+                seconds_whole_run=round(time.perf_counter() - t_click, 2), state=job.state,
+                kernels_compiled=job.kernels_compiled, prebuilt=runtime.prebuilt_note,
+                install_seconds=round(t_click - t_start, 2))
+
+
 CHILDREN = dict(body_write=child_body_write, rope_write=child_rope_write, ui_stall=child_ui_stall,
-                first_click=child_first_click)
+                first_click=child_first_click, first_click_shipped=child_first_click_shipped)
 
 
 # --------------------------------------------------------------------------- orchestration
@@ -222,7 +253,8 @@ def run_child(case, args, user_dir, extra=()):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", nargs="+", default=["body_write", "rope_write", "ui_stall", "first_click"],
+    ap.add_argument("--cases", nargs="+", default=["body_write", "rope_write", "ui_stall", "first_click",
+                                                   "first_click_shipped"],
                     choices=sorted(CHILDREN))
     ap.add_argument("--bodies", type=int, default=1000)
     ap.add_argument("--frames", type=int, default=250)
@@ -233,6 +265,7 @@ def main():
     ap.add_argument("--substeps", type=int, default=10)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--cache-state", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--zip", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         print(json.dumps(CHILDREN[args.child](args)), flush=True)
@@ -248,6 +281,12 @@ def main():
                 cold_dir = os.path.join(scratch, "cold")
                 run_child(case, args, cold_dir, ["--cache-state=cold"])
                 run_child(case, args, cold_dir, ["--cache-state=warm"])
+            elif case == "first_click_shipped":
+                dist = os.path.join(scratch, "dist")
+                subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "build_extension.py"), "--platforms",
+                                "linux-x64", "--output", dist], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+                zips = [os.path.join(dist, name) for name in os.listdir(dist) if name.endswith(".zip")]
+                run_child(case, args, os.path.join(scratch, "shipped"), [f"--zip={zips[0]}"])
             else:
                 run_child(case, args, warm_dir)  # ui_stall compiles once here; later cases reuse it
     finally:

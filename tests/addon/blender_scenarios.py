@@ -343,15 +343,17 @@ def scenario_bake(out, blend_path):
     res["pusher_baked"] = pusher.quadric.is_baked
     res["rotation_modes_baked"] = {o.name: o.rotation_mode for o in bodies}
 
-    # 3. Cancel through the cancel flag (what Esc sets) at frame 5: fcurves must not change.
-    before = keyframe_dump(bodies)
+    # 3. Cancel through the cancel flag (what Esc sets) after 5 frames: those frames are kept as a partial bake.
     job = ops.prepare_job(ctx, on_progress=lambda done, total: done >= 5 and job.cancel())
     job.start()
     res["cancel_state"] = job.wait(timeout=300)
     res["cancel_message"] = job.message
     res["cancel_finish"] = sorted(ops.finish_job(ctx, job))
-    res["cancel_keys_unchanged"] = keyframe_dump(bodies) == before
+    res["cancel_status"] = scene.quadric.status
+    res["cancel_partial_end"] = scene.quadric.partial_bake_end
+    res["cancel_keys"] = keyframe_dump(bodies)
     res["threading_layer"] = importlib.import_module("numba").threading_layer()  # what the worker ran on
+    before = keyframe_dump(bodies)
 
     # 4. A run that goes non-finite: the ball gets an infinite velocity after the scene was validated
     #    (Blender's own properties cannot hold one), so the solver diverges in its first substep.
@@ -373,7 +375,9 @@ def scenario_bake(out, blend_path):
     res["diverge_keys_unchanged"] = keyframe_dump(bodies) == before
 
     # 5. Clear Bake restores transforms, rotation modes and drops the bake actions.
+    res["diverge_partial_end"] = scene.quadric.partial_bake_end
     res["clear"] = sorted(bpy.ops.quadric.clear_bake())
+    res["partial_end_after_clear"] = scene.quadric.partial_bake_end
     res["after_clear"] = {o.name: dict(location=list(o.location), rotation_mode=o.rotation_mode,
                                        rotation_euler=list(o.rotation_euler),
                                        rotation_axis_angle=list(o.rotation_axis_angle),
@@ -1442,6 +1446,98 @@ def scenario_tooltips(out):
             res[f"{owner}.{prop.identifier}"] = dict(description=prop.description, type=prop.type,
                                                      unit=getattr(prop, "unit", "NONE"),
                                                      subtype=getattr(prop, "subtype", "NONE"))
+    return res
+
+
+# ---------------------------------------------------------------------------- first use
+def default_cube_on_plane(frames):
+    scene = empty_scene()
+    scene.frame_start, scene.frame_end = 1, frames
+    bpy.ops.mesh.primitive_plane_add()
+    select_only(bpy.context.object)
+    bpy.ops.quadric.add_collider()
+    bpy.ops.mesh.primitive_cube_add(location=(0.0, 0.0, 1.0))
+    cube = bpy.context.object
+    select_only(cube)
+    bpy.ops.quadric.add_body()
+    return scene, cube
+
+
+def scenario_first_use(out):
+    """The first Simulate after installing (run in a fresh user folder): the default cube on the default plane.
+
+    Records where the kernels came from (the prebuilt cache's note, kernels compiled), and the times.
+    """
+    scene, cube = default_cube_on_plane(24)
+    ops = mod("operators")
+    started = __import__("time").perf_counter()
+    res = dict(simulate=sorted(bpy.ops.quadric.simulate()))
+    res["seconds"] = __import__("time").perf_counter() - started
+    job = ops.last_job
+    res.update(status=scene.quadric.status, prebuilt_note=mod("runtime").prebuilt_note,
+               kernels_compiled=job.kernels_compiled, compiled=job.compiled,
+               first_frame_seconds=job.first_frame_seconds,
+               cpu_name=os.environ.get("NUMBA_CPU_NAME"), cache_root=mod("runtime").numba_cache_dir())
+    scene.frame_set(scene.frame_end)
+    res["final_z"] = cube.matrix_world.translation.z
+    return res
+
+
+def scenario_simulate_control(out):
+    """The modal operator's decisions without a window (bpy has none): what the timer shows in each phase, Esc
+    while compiling (control back at once, the worker left to finish), and closing while simulating (no wait)."""
+    import threading
+    import types
+
+    scene, cube = default_cube_on_plane(24)
+    ops = mod("operators")
+    ctx = bpy.context
+    op_class = bpy.types.QUADRIC_OT_simulate
+    res = {}
+
+    class Event:
+        def __init__(self, kind, timer=None):
+            self.type, self.value, self.timer = kind, 'PRESS', timer
+
+    def operator_for(job):  # the modal operator's state, as invoke() leaves it
+        reports = []
+        op = types.SimpleNamespace(_job=job, _timer=None, report=lambda kind, msg: reports.append((sorted(kind), msg)))
+        for name in ("_status", "_cleanup", "release", "modal", "cancel"):
+            setattr(op, name, getattr(op_class, name).__get__(op))
+        return op, reports
+
+    # Phases as numba's compile events and the frame callback set them, read by the timer and the panel.
+    job = ops.prepare_job(ctx)
+    job.state = 'RUNNING'
+    res["describe_starting"] = job.describe()
+    job._on_kernel(37, "solver.collision.gjk.support")
+    res["describe_compiling"] = job.describe()
+    op, reports = operator_for(job)
+    ops.active_job = job
+    res["esc_while_compiling"] = sorted(op.modal(ctx, Event('ESC')))
+    res["esc_reports"] = reports
+    res["esc_cancelled_flag"] = job.cancelled
+    res["esc_active_job_cleared"] = ops.active_job is None
+    res["esc_status"] = scene.quadric.status
+
+    # A real run whose worker is held inside a frame: Esc while simulating waits for the frame, closing does not.
+    release = threading.Event()
+    job = ops.prepare_job(ctx, on_progress=lambda done, total: release.wait(60))
+    job.start()
+    for _ in range(6000):
+        if job.phase == 'SIMULATING':
+            break
+        __import__("time").sleep(0.01)
+    res["phase_in_frame"] = job.phase
+    res["describe_simulating"] = job.describe()
+    op, reports = operator_for(job)
+    ops.active_job = job
+    res["esc_while_simulating"] = sorted(op.modal(ctx, Event('ESC')))
+    op.cancel(ctx)  # what Blender calls when the window closes or a file loads
+    res["worker_running_after_cancel"] = job._thread.is_alive() and job.state == 'RUNNING'
+    release.set()
+    res["worker_state"] = job.wait(timeout=120)
+    res["keys_after"] = len(mod("keyframes_compat").fcurves_of(cube))
     return res
 
 

@@ -155,11 +155,19 @@ def test_operator_and_job_bakes_agree(baked):
         assert frames == list(range(1, 41))
 
 
-def test_cancelled_run_leaves_previous_bake(baked):
+def test_cancelled_run_keeps_its_finished_frames_as_a_partial_bake(baked):
     assert baked["cancel_state"] == "CANCELLED"
-    assert baked["cancel_finish"] == ["CANCELLED"]
-    assert "cancelled" in baked["cancel_message"]
-    assert baked["cancel_keys_unchanged"]
+    assert baked["cancel_finish"] == ["FINISHED"]  # the partial bake changed the file: one undo step
+    start = baked["frame_start"]
+    assert baked["cancel_partial_end"] == start + 4  # cancelled once 5 frames (the start pose and 4 steps) were done
+    assert baked["cancel_status"] == (f"{baked['cancel_message']}; kept frames {start}-{start + 4} as a "
+                                      "partial bake")
+    # the same scene from the same start: the partial bake is the whole run's first five frames
+    assert baked["cancel_keys"].keys() == baked["job_keys"].keys()
+    for key, (frames, values) in baked["cancel_keys"].items():
+        assert frames == list(range(start, start + 5)), key
+        np.testing.assert_allclose(values, baked["job_keys"][key][1][:5], atol=1e-6, err_msg=key)
+    assert baked["partial_end_after_clear"] == 0
 
 
 def test_diverging_run_reports_frame_and_body(baked):
@@ -172,7 +180,8 @@ def test_diverging_run_reports_frame_and_body(baked):
     assert f"frame {baked['frame_start'] + solver_says['frame']}" in baked["diverge_message"]
     assert f"body '{solver_says['body_name']}'" in baked["diverge_message"]
     assert solver_says["body_name"] in ("Brick", "Ball")  # the Brick, or the Ball it hit in that step
-    assert baked["diverge_status"] == baked["diverge_message"]
+    assert baked["diverge_status"] == baked["diverge_message"] + "; nothing was baked"  # only the start pose done
+    assert baked["diverge_partial_end"] == baked["cancel_partial_end"]  # the partial bake before it is untouched
     assert baked["diverge_keys_unchanged"]
 
 
