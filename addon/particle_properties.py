@@ -55,7 +55,7 @@ class QuadricParticleSettings(bpy.types.PropertyGroup):
                               description="Vertex group of the vertices that stay where they are at the first frame "
                                           "(weight 0.5 or more); empty: none")
     # Bake bookkeeping
-    cache_path: StringProperty(name="Point Cache", subtype='FILE_PATH',
+    cache_path: StringProperty(name="Point Cache",
                                description="The baked point cache (PC2) this group plays, as Blender stores it "
                                            "(relative to the .blend)")
     output_object: PointerProperty(name="Particles Object", type=bpy.types.Object,
