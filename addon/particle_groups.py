@@ -175,6 +175,9 @@ def _particle_system_notes(settings):
         notes.append("its child particles are not simulated (only the parents)")
     if settings.size_random != 0.0:
         notes.append("its particles keep one collision radius, their mean size (each is drawn at its own size)")
+    gravity = settings.effector_weights.gravity
+    if gravity != 1.0 and settings.use_multiply_size_mass:
+        notes.append(f"its gravity weight ({gravity:g}) is left out: its particles' masses differ")
     return notes
 
 
@@ -299,11 +302,9 @@ def add_groups(solver, out, specs, materials, gravity):
                                   particle_collisions=bool(s.particle_collisions))
         weight = float(spec.particle_system.effector_weights.gravity) if spec.particle_system else 1.0
         g_norm = float(np.linalg.norm(gravity))
-        if weight != 1.0 and g_norm > 0.0 and np.ndim(spec.mass) == 0:
+        if weight != 1.0 and g_norm > 0.0 and np.ndim(spec.mass) == 0:  # else noted by _particle_system_notes
             out.add_force(solver.Wind(direction=tuple(np.asarray(gravity) / g_norm),
                                       strength=(weight - 1.0) * spec.mass * g_norm, groups=[g]))
-        elif weight != 1.0 and g_norm > 0.0:
-            spec.notes.append(f"its gravity weight ({weight:g}) is left out: its particles' masses differ")
 
 
 def add_forces(solver, out, plan):

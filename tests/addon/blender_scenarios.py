@@ -1563,6 +1563,24 @@ def scenario_particle_fields(out):
     conv = convert.build_scene(solver, bpy.context)
     res["gravity"] = list(scene.gravity)
     res["gravity_forces"] = step_forces(solver, conv)
+    # a point cloud, moved and scaled by 2: its points, radii and 'velocity' attribute in world space
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=2, y_subdivisions=2, size=1.0)
+    bpy.ops.object.convert(target='POINTCLOUD')
+    cloud = bpy.context.object
+    cloud.name = "Points"
+    n = len(cloud.data.points)
+    cloud.data.points.foreach_set("radius", np.linspace(0.01, 0.02, n).astype(np.float32))
+    attribute = cloud.data.attributes.new("velocity", 'FLOAT_VECTOR', 'POINT')
+    attribute.data.foreach_set("vector", np.tile([0.0, 0.0, 1.5], n).astype(np.float32))
+    cloud.location, cloud.scale = (1.0, 2.0, 3.0), (2.0, 2.0, 2.0)
+    select_only(cloud)
+    res["add_cloud"] = sorted(bpy.ops.quadric.add_particles())
+    conv = convert.build_scene(solver, bpy.context)
+    local = np.empty(3 * n, dtype=np.float32)
+    cloud.data.points.foreach_get("co", local)
+    res["cloud"] = dict(local=local.reshape(n, 3).tolist(), matrix=[list(r) for r in cloud.matrix_world],
+                        source=cloud.quadric.particles.source, group=conv.scene.particles[-1],
+                        warnings=conv.warnings)
     return res
 
 

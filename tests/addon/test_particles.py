@@ -145,9 +145,23 @@ def test_a_particle_systems_particles_start_as_it_emits_them(fields):
 
 def test_a_particle_systems_gravity_weight_is_kept(fields):
     g = np.array(fields["gravity"])
-    vertices, emitted = (np.array(f) for f in fields["gravity_forces"])
+    vertices, emitted = (np.array(f) for f in fields["gravity_forces"])  # Cloud, Emitter
     np.testing.assert_allclose(vertices, np.tile(2.0 * g, (len(vertices), 1)), rtol=1e-9)
     np.testing.assert_allclose(emitted, np.tile(0.25 * 0.5 * g, (len(emitted), 1)), rtol=1e-9)
+
+
+def test_a_point_clouds_points_radii_and_velocities_are_read_in_world_space(fields):
+    cloud = fields["cloud"]
+    assert fields["add_cloud"] == ["FINISHED"] and cloud["source"] == "POINT_CLOUD"
+    group = cloud["group"]
+    assert group["name"] == "Points"
+    matrix = np.array(cloud["matrix"])
+    local = np.array(cloud["local"])
+    np.testing.assert_allclose(group["positions"], local @ matrix[:3, :3].T + matrix[:3, 3], rtol=1e-12)
+    np.testing.assert_allclose(group["velocities"], np.tile([0.0, 0.0, 1.5], (len(local), 1)))
+    radii = 2.0 * np.linspace(0.01, 0.02, len(local)).astype(np.float32)  # scaled with the object
+    assert group["radius"] == pytest.approx(radii.mean(), rel=1e-6)
+    assert any("'Points': its points keep one collision radius" in w for w in cloud["warnings"])
 
 
 # ------------------------------------------------------------------------------------------------- baking
