@@ -90,7 +90,9 @@ def clear(obj):
     """Remove a group's bake: its Mesh Cache modifier or particles object, and its cache file. Returns whether
     there was one."""
     settings = obj.quadric.particles
-    modifier = obj.modifiers.get(CACHE_MODIFIER) if hasattr(obj, "modifiers") else None
+    # a particles object carries the same modifier but no bake of its own: its group's clear removes it
+    ours = settings.cache_path or obj.quadric.role == 'SOFT_BODY'
+    modifier = obj.modifiers.get(CACHE_MODIFIER) if ours else None
     output = settings.output_object
     if not settings.cache_path and output is None and modifier is None:
         return False

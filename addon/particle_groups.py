@@ -71,12 +71,13 @@ def _point_vectors(attributes, name, n):
     return values.reshape(n, 3).astype(np.float64)
 
 
-def _velocities(obj, attributes, n, notes):
-    """A 'velocity' point attribute (world axes, m/s) if the geometry has one, else the Initial Velocity."""
+def _velocities(obj, attributes, n, matrix, notes):
+    """A 'velocity' point attribute if the geometry has one (in the object's axes and units, as its positions
+    are: turned and scaled into the world's by ``matrix``), else the Initial Velocity (world axes, m/s)."""
     found = _point_vectors(attributes, "velocity", n)
     if found is not None:
         notes.append("its start velocities are its 'velocity' point attribute")
-        return found
+        return found @ np.array(matrix, dtype=np.float64)[:3, :3].T
     v = np.array(obj.quadric.particles.initial_velocity, dtype=np.float64)
     return np.tile(v, (n, 1)) if np.any(v != 0.0) else None
 
@@ -92,7 +93,7 @@ def _from_vertices(obj, depsgraph, notes):
             raise GroupError(f"'{obj.name}': its mesh has no vertices to make particles of")
         co = np.empty(3 * n, dtype=np.float32)
         mesh.vertices.foreach_get("co", co)
-        velocities = _velocities(obj, mesh.attributes, n, notes)
+        velocities = _velocities(obj, mesh.attributes, n, evaluated.matrix_world, notes)
     finally:
         evaluated.to_mesh_clear()
     return _world(co.reshape(n, 3).astype(np.float64), evaluated.matrix_world), velocities
@@ -110,7 +111,7 @@ def _from_point_cloud(obj, depsgraph, notes):
     cloud.points.foreach_get("co", co)
     radii = np.empty(n, dtype=np.float32)
     cloud.points.foreach_get("radius", radii)
-    velocities = _velocities(obj, cloud.attributes, n, notes)
+    velocities = _velocities(obj, cloud.attributes, n, evaluated.matrix_world, notes)
     scale = float(np.cbrt(abs(np.linalg.det(np.array(evaluated.matrix_world)[:3, :3]))))
     return _world(co.reshape(n, 3).astype(np.float64), evaluated.matrix_world), velocities, radii * scale
 

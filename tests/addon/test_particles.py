@@ -151,6 +151,7 @@ def test_a_particle_systems_gravity_weight_is_kept(fields):
 
 
 def test_a_point_clouds_points_radii_and_velocities_are_read_in_world_space(fields):
+    """Its positions, radii and 'velocity' attribute are in its own axes and units: scaled by 2 into the world's."""
     cloud = fields["cloud"]
     assert fields["add_cloud"] == ["FINISHED"] and cloud["source"] == "POINT_CLOUD"
     group = cloud["group"]
@@ -158,7 +159,7 @@ def test_a_point_clouds_points_radii_and_velocities_are_read_in_world_space(fiel
     matrix = np.array(cloud["matrix"])
     local = np.array(cloud["local"])
     np.testing.assert_allclose(group["positions"], local @ matrix[:3, :3].T + matrix[:3, 3], rtol=1e-12)
-    np.testing.assert_allclose(group["velocities"], np.tile([0.0, 0.0, 1.5], (len(local), 1)))
+    np.testing.assert_allclose(group["velocities"], np.tile([0.0, 0.0, 3.0], (len(local), 1)))  # scaled too
     radii = 2.0 * np.linspace(0.01, 0.02, len(local)).astype(np.float32)  # scaled with the object
     assert group["radius"] == pytest.approx(radii.mean(), rel=1e-6)
     assert any("'Points': its points keep one collision radius" in w for w in cloud["warnings"])
