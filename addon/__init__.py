@@ -3,12 +3,13 @@
 The solver is imported lazily (addon/runtime.py) so that numba's cache folder
 and threading layer are set before numba loads.
 """
-from . import operators, preset_menus, properties, ui
+from . import operators, particle_ops, preset_menus, properties, ui
 
 
 def register():
     properties.register()
     operators.register()
+    particle_ops.register()
     preset_menus.register()
     ui.register()
 
@@ -16,5 +17,6 @@ def register():
 def unregister():
     ui.unregister()
     preset_menus.unregister()
+    particle_ops.unregister()
     operators.unregister()
     properties.unregister()

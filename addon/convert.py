@@ -12,21 +12,28 @@ object moves exactly with its body whatever the shape.
 Planes, tubes and box containers are placed by their evaluated mesh's bounding
 box; a mesh collider is its evaluated mesh in world space, in triangles that
 face where its normals are shown (collider_mesh).
+
+Particle groups and soft bodies are read by addon/particle_groups.py and the
+scene's force fields become solver forces in addon/force_fields.py.
 """
 import warnings
 from dataclasses import dataclass, field
 
+import bpy
 import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
 from ..solver import rotations
-from . import body_shape, shapes
+from . import body_shape, force_fields, particle_groups, shapes
 from .body_shape import rigid_parts
 from .properties import frame_range
 
 
 class ConvertError(ValueError):
     pass
+
+
+NOTHING_TO_SIMULATE = "nothing to simulate: add a Quadric body or particles, make a rope or a soft body first"
 
 
 @dataclass
@@ -45,6 +52,15 @@ class RopeBinding:
 
 
 @dataclass
+class GroupBinding:
+    object_name: str
+    index: int                    # the solver's group index
+    kind: str                     # 'PARTICLES' or 'SOFT_BODY'
+    matrix: np.ndarray = None     # a soft body's world matrix at the first frame (its cache plays in its axes)
+    radii: np.ndarray = None      # particles: the radius drawn at each
+
+
+@dataclass
 class Conversion:
     scene: object                 # solver.Scene
     bodies: list                  # BodyBinding for the dynamic bodies (the ones that get baked)
@@ -55,6 +71,7 @@ class Conversion:
     substeps: int
     velocity_sweeps: int
     warnings: list = field(default_factory=list)
+    groups: list = field(default_factory=list)  # GroupBinding: particle groups and soft bodies (point caches)
 
     @property
     def dt(self):
@@ -281,8 +298,9 @@ def build_scene(solver, context, scene=None):
     bodies = [o for o in objs if o.quadric.role == 'BODY']
     colliders = [o for o in objs if o.quadric.role == 'COLLIDER']
     ropes = [o for o in objs if o.quadric.role == 'ROPE']
-    if not (bodies or ropes):
-        raise ConvertError("nothing to simulate: add a Quadric body or make a rope first")
+    groups = [o for o in objs if o.quadric.role in particle_groups.ROLES]
+    if not (bodies or ropes or groups):
+        raise ConvertError(NOTHING_TO_SIMULATE)
 
     current = scene.frame_current
     if current != start:
@@ -324,10 +342,29 @@ def build_scene(solver, context, scene=None):
             _add_collider(solver, out, conv, obj, depsgraph)
         for arm in ropes:
             _add_rope(solver, out, conv, arm, body_index, tracks, times)
+        if groups:
+            _add_groups(solver, out, conv, context, scene, groups, start)
     finally:
         if scene.frame_current != current:
             scene.frame_set(current)
     return conv
+
+
+def _add_groups(solver, out, conv, context, scene, objs, frame):
+    """Add the particle groups and soft bodies, then the force fields acting on them (their notes as warnings)."""
+    depsgraph = context.evaluated_depsgraph_get()
+    specs = [particle_groups.read_group(obj, depsgraph, scene, frame) for obj in objs]
+    materials = [material_of(solver, bpy.data.objects[spec.object_name]) for spec in specs]
+    first = len(out.particles)
+    particle_groups.add_groups(solver, out, specs, materials, out.gravity)
+    plan = force_fields.plan_forces(force_fields.scene_fields(scene, context.view_layer),
+                                    [spec.field_weight for spec in specs])
+    particle_groups.add_forces(solver, out, plan)
+    for k, spec in enumerate(specs):
+        conv.groups.append(GroupBinding(spec.object_name, first + k, spec.kind, spec.matrix,
+                                        None if spec.kind == 'SOFT_BODY' else spec.radii))
+        conv.warnings.extend(f"'{spec.object_name}': {note}" for note in spec.notes)
+    conv.warnings.extend(force_fields.describe(note) for note in plan.notes)
 
 
 def describe_shape(obj):

@@ -5,7 +5,8 @@
   keyframe strip for the slot assigned to the ID. 4.4 still has the legacy
   `action.fcurves` proxy, 5.0 removed it.
 Everything else in the add-on goes through `new_bake_action`, `fcurves_of`
-and `write_fcurve`.
+and `write_fcurve`; and, for modifiers, `move_modifier_first` (ObjectModifiers.move
+is not in every supported version; the operator is).
 """
 import bpy
 import numpy as np
@@ -103,3 +104,15 @@ def read_keyframes(fc):
     co = np.empty(2 * n, dtype=np.float32)
     fc.keyframe_points.foreach_get("co", co)
     return co[0::2].astype(np.float64), co[1::2].astype(np.float64)
+
+
+def move_modifier_first(obj, modifier):
+    """Put ``modifier`` first in the object's stack (a point cache must deform the mesh before anything else)."""
+    index = list(obj.modifiers).index(modifier)
+    if index == 0:
+        return
+    if hasattr(obj.modifiers, "move"):
+        obj.modifiers.move(index, 0)
+        return
+    with bpy.context.temp_override(object=obj, active_object=obj):
+        bpy.ops.object.modifier_move_to_index(modifier=modifier.name, index=0)

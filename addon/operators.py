@@ -7,7 +7,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from . import bake, body_shape, convert, fitting, preflight, rope_rig, runtime, shapes
+from . import bake, body_shape, convert, fitting, particle_bake, preflight, rope_rig, runtime, shapes
 from .job import SimulationJob
 from .properties import BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, SHAPE_ITEMS, end_mode_property
 
@@ -399,13 +399,39 @@ def prepare_job(context, op=None, on_progress=None):
     return last_job
 
 
+def bake_all(context, conv, rec, op=None):
+    """Bake a Recording: the point caches' files first (a failure there changes nothing in Blender and is
+    reported), then keyframes, then the modifiers and objects that play the caches. (bodies, ropes, groups) baked,
+    or None after reporting why nothing was."""
+    try:
+        written = particle_bake.write_caches(context.scene, conv, rec)
+    except (OSError, ValueError) as exc:
+        message = f"could not write the point caches ({exc}); nothing was baked"
+        context.scene.quadric.status = message
+        if op is not None:
+            op.report({'ERROR'}, message)
+        return None
+    nb, nr = bake.bake_recording(context, conv, rec)
+    return nb, nr, particle_bake.attach_caches(conv, rec, written)
+
+
+def describe_bake(bodies, ropes, groups):
+    """'baked 3 bodies and 1 ropes', with the particle groups and soft bodies when there are any."""
+    if not groups:
+        return f"baked {bodies} bodies and {ropes} ropes"
+    parts = [f"{bodies} bodies"] * bool(bodies) + [f"{ropes} ropes"] * bool(ropes)
+    parts.append(f"{groups} particle group{'s' if groups != 1 else ''} or soft bod{'ies' if groups != 1 else 'y'}")
+    return "baked " + (", ".join(parts[:-1]) + " and " if len(parts) > 1 else "") + parts[-1]
+
+
 def finish_job(context, job, op=None):
-    """Bake a finished job (main thread, one undo step) or report why nothing changed."""
+    """Bake a finished job (main thread, one undo step) or report why nothing changed. A cancelled or diverged
+    run's finished frames are baked too, marked partial."""
     scene = context.scene
     if job.state != 'DONE':
         kept = job.recording.body_poses.shape[0] if job.recording is not None else 0
-        if kept >= 2:  # frames beyond the start pose finished: keep them, marked partial
-            bake.bake_recording(context, job.conv, job.recording)
+        counts = bake_all(context, job.conv, job.recording, op) if kept >= 2 else None  # beyond the start pose
+        if counts is not None:
             scene.quadric.partial_bake_end = job.conv.frame_start + kept - 1
             message = (f"{job.message}; kept frames {job.conv.frame_start}-{scene.quadric.partial_bake_end} as a "
                        "partial bake")
@@ -414,12 +440,14 @@ def finish_job(context, job, op=None):
         scene.quadric.status = message
         if op is not None:
             op.report({'WARNING'} if job.state == 'CANCELLED' else {'ERROR'}, message)
-        return {'FINISHED'} if kept >= 2 else {'CANCELLED'}
-    nb, nr = bake.bake_recording(context, job.conv, job.recording)
+        return {'FINISHED'} if counts is not None else {'CANCELLED'}
+    counts = bake_all(context, job.conv, job.recording, op)
+    if counts is None:
+        return {'CANCELLED'}
     scene.quadric.partial_bake_end = 0
     compiled = (f"; compiled {job.kernels_compiled} solver kernels in {job.compile_seconds:.0f} s, kept for next "
                 "time" if job.kernels_compiled else "")
-    msg = (f"baked {nb} bodies and {nr} ropes over {job.conv.frames} frames (simulated in {job.seconds:.1f} s"
+    msg = (f"{describe_bake(*counts)} over {job.conv.frames} frames (simulated in {job.seconds:.1f} s"
            f"{compiled})")
     scene.quadric.status = msg
     if op is not None:
@@ -608,13 +636,18 @@ class QUADRIC_OT_cancel(bpy.types.Operator):
 
 
 class QUADRIC_OT_clear_bake(bpy.types.Operator):
-    """Remove the baked keyframes and restore the original transforms and rotation modes"""
+    """Remove the baked keyframes and restore the original transforms and rotation modes; delete the point
+    caches of particles and soft bodies, with their Mesh Cache modifiers and particle objects"""
     bl_idname = "quadric.clear_bake"
     bl_label = "Clear Bake"
     bl_options = {'REGISTER', 'UNDO'}
 
     def execute(self, context):
-        n = sum(bake.clear_bake(obj) for obj in context.scene.objects)
+        n = 0
+        for name in [o.name for o in context.scene.objects]:
+            obj = bpy.data.objects.get(name)  # a group's particles object goes with the group's bake
+            if obj is not None:
+                n += bake.clear_bake(obj) | particle_bake.clear(obj)
         context.scene.quadric.status = ""
         context.scene.quadric.partial_bake_end = 0
         self.report({'INFO'}, f"cleared the bake of {n} object{'s' if n != 1 else ''}")
@@ -677,8 +710,10 @@ class QUADRIC_OT_import_recording(bpy.types.Operator, ImportHelper):
         if problem:
             self.report({'ERROR'}, problem)
             return {'CANCELLED'}
-        nb, nr = bake.bake_recording(context, conv, rec)
-        self.report({'INFO'}, f"baked {nb} bodies and {nr} ropes from {os.path.basename(self.filepath)}")
+        counts = bake_all(context, conv, rec, self)
+        if counts is None:
+            return {'CANCELLED'}
+        self.report({'INFO'}, f"{describe_bake(*counts)} from {os.path.basename(self.filepath)}")
         return {'FINISHED'}
 
 
@@ -712,7 +747,7 @@ def remove_from_simulation(obj):
         curve = remove_rope(obj)
         shown = f" and showed its curve '{curve.name}' again" if curve is not None else ""
         return f"removed rope '{name}' (its rig and mesh){shown}"
-    baked = bake.clear_bake(obj)
+    baked = bake.clear_bake(obj) | particle_bake.clear(obj)
     parts = ["cleared its bake"] if baked else []
     if body_shape.remove_display(obj):
         parts.append("deleted its shape display")

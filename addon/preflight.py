@@ -16,7 +16,7 @@ from mathutils import Vector
 
 from ..solver import rotations
 from ..solver.mesh import mesh_topology
-from . import body_shape, convert, overlaps, shapes
+from . import body_shape, convert, overlaps, particle_preflight, shapes
 from .properties import frame_range
 
 # solver/ropes/model.py refuses a drawn curve that turns back by more than this at a node
@@ -26,7 +26,8 @@ SHOWN_IN_PANEL = 8
 
 @dataclass
 class Problem:
-    kind: str            # 'OVERLAP' (Resolve Overlaps can fix it), 'BODY', 'COLLIDER', 'ROPE' or 'SCENE'
+    kind: str            # 'OVERLAP' (Resolve Overlaps can fix it), 'BODY', 'COLLIDER', 'ROPE', 'PARTICLES', 'FIELD'
+    #                      or 'SCENE'
     message: str
     objects: tuple = ()  # names of the objects involved
     depth: float = 0.0   # overlaps: how deep, in metres
@@ -218,13 +219,14 @@ def read_scene(context, scene=None):
     if context.view_layer is not None:
         context.view_layer.update()  # world matrices as shown, also after a script's edits
     objs = convert.simulated_objects(scene)
-    by_role = {role: [o for o in objs if o.quadric.role == role] for role in ('BODY', 'COLLIDER', 'ROPE')}
+    by_role = {role: [o for o in objs if o.quadric.role == role]
+               for role in ('BODY', 'COLLIDER', 'ROPE', 'PARTICLES', 'SOFT_BODY')}
     problems = []
     start, end = frame_range(scene)
     if end - start + 1 < 2:
         problems.append(Problem('SCENE', f"frame range {start}-{end} is empty; it needs at least 2 frames"))
-    if not (by_role['BODY'] or by_role['ROPE']):
-        problems.append(Problem('SCENE', "nothing to simulate: add a Quadric body or make a rope first"))
+    if not (by_role['BODY'] or by_role['ROPE'] or by_role['PARTICLES'] or by_role['SOFT_BODY']):
+        problems.append(Problem('SCENE', convert.NOTHING_TO_SIMULATE))
     with at_frame(scene, start):
         bodies, centers, rotation, semi, movable, found, body_shapes = _read_bodies(by_role['BODY'])
         problems += found
@@ -233,6 +235,9 @@ def read_scene(context, scene=None):
         problems += found
         for arm in by_role['ROPE']:
             problems += [Problem('ROPE', msg, (arm.name,)) for msg in _rope_problems(arm, len(by_role['BODY']))]
+        fps = convert.scene_fps(scene)
+        problems += [Problem(kind, message, objects, severity=severity) for kind, message, objects, severity
+                     in particle_preflight.check(context, scene, by_role, 1.0 / (fps * scene.quadric.substeps), fps)]
     return Layout(bodies, centers, rotation, semi, movable, colliders, statics, problems, body_shapes)
 
 

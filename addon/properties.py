@@ -3,11 +3,15 @@ import bpy
 from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty,
                        PointerProperty, StringProperty)
 
+from .particle_properties import QuadricParticleSettings
+
 ROLE_ITEMS = [
     ('NONE', "None", "Not part of the simulation"),
     ('BODY', "Body", "A rigid body of a convex shape fitted to the mesh"),
     ('COLLIDER', "Collider", "A static plane, tube, box container or mesh"),
     ('ROPE', "Rope", "A Cosserat rope rig"),
+    ('PARTICLES', "Particles", "A particle group: a mesh's vertices, a particle system's particles or a point cloud"),
+    ('SOFT_BODY', "Soft Body", "A mass-spring cloth or soft body: the mesh's edges are damped springs"),
 ]
 BODY_TYPE_ITEMS = [
     ('DYNAMIC', "Dynamic", "Moved by the simulation"),
@@ -210,6 +214,10 @@ class QuadricObjectSettings(bpy.types.PropertyGroup):
     end_object: PointerProperty(name="End Object", type=bpy.types.Object,
                                 description="Object the end is tied to (End: Object)")
 
+    # Particles and soft bodies (addon/particle_properties.py)
+    particles: PointerProperty(type=QuadricParticleSettings,
+                               description="Settings of a particle group or soft body and its baked point cache")
+
     # Bake bookkeeping, so Clear Bake can restore what was there
     is_baked: BoolProperty(name="Baked", default=False, description="The object carries a Quadric bake")
     bake_action: PointerProperty(type=bpy.types.Action, description="The action the bake wrote")
@@ -226,7 +234,7 @@ class QuadricObjectSettings(bpy.types.PropertyGroup):
 
 class QuadricProblem(bpy.types.PropertyGroup):
     message: StringProperty(name="Problem", description="What Check Scene found")
-    kind: StringProperty(name="Kind", description="OVERLAP, BODY, COLLIDER, ROPE or SCENE")
+    kind: StringProperty(name="Kind", description="OVERLAP, BODY, COLLIDER, ROPE, PARTICLES, FIELD or SCENE")
     severity: StringProperty(name="Severity", default='ERROR',
                              description="ERROR (stops the simulation) or WARNING (it runs, maybe not as meant)")
 
@@ -250,7 +258,7 @@ class QuadricSceneSettings(bpy.types.PropertyGroup):
     problems: CollectionProperty(type=QuadricProblem, description="What the last Check Scene found")
 
 
-CLASSES = (QuadricObjectSettings, QuadricProblem, QuadricSceneSettings)
+CLASSES = (QuadricParticleSettings, QuadricObjectSettings, QuadricProblem, QuadricSceneSettings)
 
 
 def register():

@@ -1,7 +1,7 @@
 """Panels: Properties editor > Physics tab (per object) and the 3D viewport sidebar tab "Quadric"."""
 import bpy
 
-from . import body_shape, operators, preflight
+from . import body_shape, operators, particle_ui, preflight
 from .preset_menus import draw_preset_row
 from .properties import frame_range
 
@@ -75,6 +75,7 @@ def draw_add_buttons(layout):
     whole.use_collection = True
     col.operator("quadric.add_collider", icon='MOD_PHYSICS')
     col.operator("quadric.make_rope", icon='CURVE_PATH')
+    particle_ui.draw_add_buttons(col)
 
 
 SHAPE_FIELDS = {'ELLIPSOID': ("semi_axes",), 'SUPERELLIPSOID': ("semi_axes", "exponents"), 'BOX': ("half_extents",),
@@ -133,6 +134,8 @@ def draw_object_settings(layout, obj):
             col.prop(s, mode)
             if getattr(s, mode) == 'OBJECT':
                 col.prop(s, target)
+    elif s.role in ('PARTICLES', 'SOFT_BODY'):
+        particle_ui.draw_settings(col, obj)
     box = layout.box()
     box.label(text="Contact")
     if s.role in ('BODY', 'COLLIDER'):

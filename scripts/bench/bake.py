@@ -17,6 +17,10 @@ scratch folder, the add-on loaded from this checkout by scripts/bake.py's loader
                the same, as a new user gets it: the built Linux zip (with its
                prebuilt cache) installed into a fresh user folder, then the
                default cube on the default plane simulated
+  particle_write  the main-thread work around a simulation of 100,000 particles
+               made from a mesh's vertices: reading them, Check Scene, writing
+               their point cache for 250 frames (synthetic positions) and making
+               the objects that play it, and one frame change of the playback
 """
 import argparse
 import json
@@ -230,8 +234,58 @@ def child_first_click_shipped(args):
                 install_seconds=round(t_click - t_start, 2))
 
 
+def child_particle_write(args):
+    import bpy
+    import numpy as np
+
+    mod = load_addon()
+    convert, particle_bake, particle_groups = mod("convert"), mod("particle_bake"), mod("particle_groups")
+    scene = fresh_scene()
+    n, frames = args.particles, args.frames
+    rng = np.random.default_rng(2)
+    start = rng.uniform(-1.0, 1.0, size=(n, 3)) + (0.0, 0.0, 2.0)
+    mesh = bpy.data.meshes.new("Sand")
+    mesh.vertices.add(n)
+    mesh.vertices.foreach_set("co", start.astype(np.float32).ravel())
+    obj = bpy.data.objects.new("Sand", mesh)
+    scene.collection.objects.link(obj)
+    obj.quadric.role = 'PARTICLES'
+    timings = {}
+    t0 = time.perf_counter()
+    spec = particle_groups.read_group(obj, bpy.context.evaluated_depsgraph_get(), scene, scene.frame_current)
+    timings["read_seconds"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    mod("preflight").check(bpy.context)
+    timings["check_scene_seconds"] = time.perf_counter() - t0
+    fall = 0.5 * 9.81 * (np.arange(frames) / 24.0) ** 2
+    positions = start[None] - fall[:, None, None] * (0.0, 0.0, 1.0)
+
+    class Rec:
+        @staticmethod
+        def particles(group):
+            return positions
+
+    conv = convert.Conversion(None, [], [], 1, frames, 24.0, 10, 0,
+                              groups=[convert.GroupBinding(obj.name, 0, 'PARTICLES', None, spec.radii)])
+    t0 = time.perf_counter()
+    written = particle_bake.write_caches(scene, conv, Rec)
+    timings["write_seconds"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    particle_bake.attach_caches(conv, Rec, written)
+    timings["attach_seconds"] = time.perf_counter() - t0
+    bpy.context.view_layer.update()
+    t0 = time.perf_counter()
+    scene.frame_set(frames // 2)
+    timings["frame_change_seconds"] = time.perf_counter() - t0
+    size = os.path.getsize(bpy.path.abspath(written[0][1]))
+    particle_bake.clear(obj)
+    return dict(case="particle_bake_write", particles=n, frames=frames, cache_megabytes=round(size / 2 ** 20, 1),
+                **{k: round(v, 3) for k, v in timings.items()}, goal_seconds=0.05)
+
+
 CHILDREN = dict(body_write=child_body_write, rope_write=child_rope_write, ui_stall=child_ui_stall,
-                first_click=child_first_click, first_click_shipped=child_first_click_shipped)
+                first_click=child_first_click, first_click_shipped=child_first_click_shipped,
+                particle_write=child_particle_write)
 
 
 # --------------------------------------------------------------------------- orchestration
@@ -254,7 +308,7 @@ def run_child(case, args, user_dir, extra=()):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", nargs="+", default=["body_write", "rope_write", "ui_stall", "first_click",
-                                                   "first_click_shipped"],
+                                                   "first_click_shipped", "particle_write"],
                     choices=sorted(CHILDREN))
     ap.add_argument("--bodies", type=int, default=1000)
     ap.add_argument("--frames", type=int, default=250)
@@ -263,6 +317,7 @@ def main():
     ap.add_argument("--stall-bodies", type=int, default=1000)
     ap.add_argument("--stall-frames", type=int, default=96)
     ap.add_argument("--substeps", type=int, default=10)
+    ap.add_argument("--particles", type=int, default=100_000)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--cache-state", default="", help=argparse.SUPPRESS)
     ap.add_argument("--zip", default="", help=argparse.SUPPRESS)
@@ -272,7 +327,8 @@ def main():
         return 0
     args.passthrough = [f"--bodies={args.bodies}", f"--frames={args.frames}", f"--ropes={args.ropes}",
                         f"--bones={args.bones}", f"--stall-bodies={args.stall_bodies}",
-                        f"--stall-frames={args.stall_frames}", f"--substeps={args.substeps}"]
+                        f"--stall-frames={args.stall_frames}", f"--substeps={args.substeps}",
+                        f"--particles={args.particles}"]
     scratch = tempfile.mkdtemp(prefix="quadric-bench-")
     try:
         warm_dir = os.path.join(scratch, "warm")

@@ -129,7 +129,8 @@ class Vortex(_Force):
     """Swirl about an axis: f = strength (a x r) / |r| max(|r|, min_distance)^-falloff, r the offset from the axis.
 
     Positive strength turns counter-clockwise seen from the tip of ``axis``; falloff 0 gives the same force at
-    every distance (Blender's vortex field), 1 a force that falls off as 1 / distance.
+    every distance, 1 a force that falls off as 1 / distance, -1 one that grows with it: strength (a x r), the
+    swirl of a rigid rotation (Blender's vortex field).
     """
 
     point: tuple = (0.0, 0.0, 0.0)
@@ -143,7 +144,7 @@ class Vortex(_Force):
     def _check(self, owner):
         return dict(point=vector(owner, "point", self.point, 3), axis=unit_vector(owner, "axis", self.axis, 3),
                     strength=number(owner, "strength", self.strength),
-                    falloff=number(owner, "falloff", self.falloff, minimum=0.0),
+                    falloff=number(owner, "falloff", self.falloff),
                     min_distance=number(owner, "min_distance", self.min_distance, positive=True),
                     groups=_groups(owner, self.groups))
 
@@ -173,7 +174,9 @@ class Turbulence(_Force):
 class Attractor(_Force):
     """Pull towards a point: f = strength (p - x) / |p - x| max(|p - x|, min_distance)^-falloff.
 
-    falloff 2 is an inverse-square pull (strength in N at 1 m), 0 a constant one; a negative strength repels.
+    falloff 2 is an inverse-square pull (strength in N at 1 m), 0 a constant one, -1 a harmonic one:
+    strength (p - x), a zero-length spring of stiffness strength (N/m) (Blender's harmonic field); a negative
+    strength repels.
     """
 
     point: tuple
@@ -185,7 +188,7 @@ class Attractor(_Force):
 
     def _check(self, owner):
         return dict(point=vector(owner, "point", self.point, 3), strength=number(owner, "strength", self.strength),
-                    falloff=number(owner, "falloff", self.falloff, minimum=0.0),
+                    falloff=number(owner, "falloff", self.falloff),
                     min_distance=number(owner, "min_distance", self.min_distance, positive=True),
                     groups=_groups(owner, self.groups))
 

@@ -96,6 +96,11 @@ class CheckingLayout:
         self.log.append(("operator", idname))
         return OperatorProps(idname, self.log)
 
+    def prop_search(self, data, name, search_data, search_name, **kwargs):
+        assert name in data.bl_rna.properties, f"panel draws missing property {name!r} of {data!r}"
+        assert hasattr(search_data, search_name), f"panel searches missing {search_name!r} of {search_data!r}"
+        self.log.append(("prop", name))
+
     def menu(self, idname, **kwargs):
         assert hasattr(bpy.types, idname), f"panel shows missing menu {idname}"
         self.log.append(("menu", idname))
@@ -668,7 +673,8 @@ def build_overlap_scene():
 
 
 # the solver's modules that never import numba (the add-on's checks use them before anything compiles)
-NUMPY_ONLY = (".solver.rotations", ".solver.mesh", ".solver.validate")
+NUMPY_ONLY = (".solver.rotations", ".solver.mesh", ".solver.validate", ".solver.particles",
+              ".solver.particles.groups")
 
 
 def kernel_modules():
@@ -1438,8 +1444,9 @@ def scenario_workflow(out):
 def scenario_tooltips(out):
     """The description, type, unit and subtype of every property the add-on registers."""
     res = {}
-    for owner, struct in (("object", bpy.types.Object.bl_rna.properties["quadric"].fixed_type),
-                          ("scene", bpy.types.Scene.bl_rna.properties["quadric"].fixed_type)):
+    settings = bpy.types.Object.bl_rna.properties["quadric"].fixed_type
+    for owner, struct in (("object", settings), ("scene", bpy.types.Scene.bl_rna.properties["quadric"].fixed_type),
+                          ("particles", settings.properties["particles"].fixed_type)):
         for prop in struct.properties:
             if prop.identifier == "rna_type":
                 continue
@@ -1538,6 +1545,357 @@ def scenario_simulate_control(out):
     release.set()
     res["worker_state"] = job.wait(timeout=120)
     res["keys_after"] = len(mod("keyframes_compat").fcurves_of(cube))
+# ------------------------------------------------------------------ particles, soft bodies, force fields
+def points_mesh(name, points, velocities=None):
+    """A mesh object of loose vertices (world = local), with a 'velocity' point attribute if given."""
+    mesh = bpy.data.meshes.new(name)
+    mesh.vertices.add(len(points))
+    mesh.vertices.foreach_set("co", np.asarray(points, dtype=np.float32).ravel())
+    if velocities is not None:
+        attribute = mesh.attributes.new("velocity", 'FLOAT_VECTOR', 'POINT')
+        attribute.data.foreach_set("vector", np.asarray(velocities, dtype=np.float32).ravel())
+    obj = bpy.data.objects.new(name, mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    return obj
+
+
+def add_emitter(name, location, rotation, count, normal_factor, size, mass):
+    """A 0.5 m plane emitting ``count`` particles from its faces, straight out along its normal."""
+    bpy.ops.mesh.primitive_plane_add(size=0.5, location=location, rotation=rotation)
+    emitter = bpy.context.object
+    emitter.name = name
+    emitter.modifiers.new("Particles", 'PARTICLE_SYSTEM')
+    settings = emitter.particle_systems[0].settings
+    settings.count, settings.normal_factor, settings.particle_size, settings.mass = count, normal_factor, size, mass
+    settings.factor_random = 0.0
+    return emitter
+
+
+# one field per case: its type and the settings it gets (each acting alone on the same particles)
+FIELD_CASES = {
+    "force": dict(type='FORCE', location=(0.5, -0.3, 0.2), strength=2.5, flow=0.4),
+    "gravitation": dict(type='FORCE', location=(-0.4, 0.2, 0.1), strength=3.0, use_gravity_falloff=True),
+    "wind": dict(type='WIND', location=(3.0, 1.0, 0.0), rotation=(0.3, -0.5, 0.2), strength=4.0, flow=0.7),
+    "vortex": dict(type='VORTEX', location=(0.2, 0.1, -0.1), rotation=(0.4, 0.1, 0.0), strength=1.5),
+    "point_vortex": dict(type='VORTEX', shape='POINT', location=(0.1, -0.2, 0.0), rotation=(0.0, 0.3, 0.5),
+                         strength=-2.0),
+    "harmonic": dict(type='HARMONIC', location=(0.1, 0.2, 0.3), strength=3.0, harmonic_damping=0.4,
+                     rest_length=0.5),
+    "drag": dict(type='DRAG', quadratic_drag=0.6, linear_drag=0.8),
+    "turbulence": dict(type='TURBULENCE', strength=2.0, size=0.5, flow=0.3, seed=7),
+    "magnet": dict(type='MAGNET', strength=5.0),
+}
+FIELD_STEP = 1e-3
+
+
+def step_forces(solver, conv, step=FIELD_STEP):
+    """Each group's force per particle (n, 3), m (v1 - v0) / h over one symplectic Euler step: exactly the force
+    at the start, as v1 = v0 + h f(x0, v0) / m."""
+    sim = solver.Simulation(conv.scene, dt=step)
+    before = [sim.state.particle_velocities(g).copy() for g in range(len(conv.scene.particles))]
+    sim.step()
+    forces = []
+    for g, spec in enumerate(conv.scene.particles):
+        mass = np.reshape(spec["mass"], (-1, 1)) if np.ndim(spec["mass"]) else spec["mass"]
+        forces.append(((sim.state.particle_velocities(g) - before[g]) / step * mass).tolist())
+    return forces
+
+
+def scenario_particle_fields(out):
+    """Each kind of Blender force field alone on particles made from a mesh's vertices (and on particles of a
+    particle system that weighs the wind by half), read back as the force of one step; a particle system's
+    particles as emitted; its gravity weight."""
+    scene = empty_scene()
+    scene.use_gravity = False
+    scene.frame_start, scene.frame_end = 1, 3
+    rng = np.random.default_rng(5)
+    points = rng.uniform(-1.0, 1.0, size=(8, 3))
+    velocities = rng.normal(size=(8, 3))
+    cloud = points_mesh("Cloud", points, velocities)
+    select_only(cloud)
+    res = dict(add=sorted(bpy.ops.quadric.add_particles(source='VERTICES', mass=2.0, radius=0.0)))
+    emitter = add_emitter("Emitter", (0.0, 0.0, 3.0), (0.4, 0.0, 0.3), count=20, normal_factor=2.0, size=0.03,
+                          mass=0.5)
+    settings = emitter.particle_systems[0].settings
+    settings.effector_weights.wind = 0.5
+    before = dict(frame_start=settings.frame_start, frame_end=settings.frame_end, lifetime=settings.lifetime)
+    counts = (len(bpy.data.objects), len(bpy.data.particles), len(bpy.data.meshes))
+    select_only(emitter)
+    res["add_emitter"] = sorted(bpy.ops.quadric.add_particles())
+    res["emitter_source"] = emitter.quadric.particles.source
+    solver = mod("runtime").get_solver()
+    convert = mod("convert")
+    res["cases"] = {}
+    for name, case in FIELD_CASES.items():
+        case = dict(case)
+        bpy.ops.object.effector_add(type=case.pop("type"), location=case.pop("location", (0.0, 0.0, 0.0)),
+                                    rotation=case.pop("rotation", (0.0, 0.0, 0.0)))
+        field_obj = bpy.context.object
+        for key, value in case.items():
+            setattr(field_obj.field, key, value)
+        bpy.context.view_layer.update()
+        conv = convert.build_scene(solver, bpy.context)
+        res["cases"][name] = dict(
+            type=field_obj.field.type, matrix=[list(r) for r in field_obj.matrix_world],
+            field={k: getattr(field_obj.field, k) for k in ("strength", "flow", "shape", "harmonic_damping",
+                                                           "rest_length", "linear_drag", "quadratic_drag", "size",
+                                                           "seed", "use_gravity_falloff")},
+            forces=step_forces(solver, conv), warnings=conv.warnings,
+            solver_forces=[f for f in conv.scene.forces])
+        bpy.data.objects.remove(field_obj)
+    res["groups"] = [dict(name=g["name"], positions=g["positions"], velocities=g["velocities"], mass=g["mass"],
+                          radius=g["radius"]) for g in conv.scene.particles]
+    res["emitter_matrix"] = [list(r) for r in emitter.matrix_world]
+    res["settings_after"] = dict(frame_start=settings.frame_start, frame_end=settings.frame_end,
+                                 lifetime=settings.lifetime)
+    res["settings_before"] = before
+    res["counts"] = [counts, (len(bpy.data.objects), len(bpy.data.particles), len(bpy.data.meshes))]
+    # gravity, weighed by a quarter for the particle system's particles
+    scene.use_gravity = True
+    settings.effector_weights.gravity = 0.25
+    conv = convert.build_scene(solver, bpy.context)
+    res["gravity"] = list(scene.gravity)
+    res["gravity_forces"] = step_forces(solver, conv)
+    # a point cloud, moved and scaled by 2: its points, radii and 'velocity' attribute in world space
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=2, y_subdivisions=2, size=1.0)
+    bpy.ops.object.convert(target='POINTCLOUD')
+    cloud = bpy.context.object
+    cloud.name = "Points"
+    n = len(cloud.data.points)
+    cloud.data.points.foreach_set("radius", np.linspace(0.01, 0.02, n).astype(np.float32))
+    attribute = cloud.data.attributes.new("velocity", 'FLOAT_VECTOR', 'POINT')
+    attribute.data.foreach_set("vector", np.tile([0.0, 0.0, 1.5], n).astype(np.float32))
+    cloud.location, cloud.scale = (1.0, 2.0, 3.0), (2.0, 2.0, 2.0)
+    select_only(cloud)
+    res["add_cloud"] = sorted(bpy.ops.quadric.add_particles())
+    conv = convert.build_scene(solver, bpy.context)
+    local = np.empty(3 * n, dtype=np.float32)
+    cloud.data.points.foreach_get("co", local)
+    res["cloud"] = dict(local=local.reshape(n, 3).tolist(), matrix=[list(r) for r in cloud.matrix_world],
+                        source=cloud.quadric.particles.source, group=conv.scene.particles[-1],
+                        warnings=conv.warnings)
+    return res
+
+
+def sheet_mesh(name, columns, rows, spacing, location):
+    """A vertical sheet of quads in the object's XZ plane, its top row at the object's origin: vertex
+    (row r, column c) at (c spacing, 0, -r spacing), numbered row by row."""
+    verts = [(c * spacing, 0.0, -r * spacing) for r in range(rows) for c in range(columns)]
+    faces = [(r * columns + c, r * columns + c + 1, (r + 1) * columns + c + 1, (r + 1) * columns + c)
+             for r in range(rows - 1) for c in range(columns - 1)]
+    mesh = bpy.data.meshes.new(name)
+    mesh.from_pydata(verts, [], faces)
+    obj = bpy.data.objects.new(name, mesh)
+    obj.location = location
+    bpy.context.scene.collection.objects.link(obj)
+    return obj
+
+
+def instance_positions(obj):
+    """World positions of the instances a particles object draws, through the evaluated depsgraph (float32)."""
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    found = [np.array(i.matrix_world, dtype=np.float32)[:3, 3] for i in depsgraph.object_instances
+             if i.is_instance and i.parent is not None and i.parent.original == obj]
+    return np.array(found).reshape(-1, 3)
+
+
+def evaluated_vertices(obj):
+    """The evaluated mesh's vertices in the object's axes (float32), modifiers applied."""
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    mesh = evaluated.to_mesh()
+    co = np.empty(3 * len(mesh.vertices), dtype=np.float32)
+    mesh.vertices.foreach_get("co", co)
+    evaluated.to_mesh_clear()
+    return co.reshape(-1, 3)
+
+
+def group_state():
+    """What a bake of particles and soft bodies changes in the .blend: objects, their modifiers and meshes,
+    the groups' bake settings, node groups."""
+    return dict(objects={o.name: dict(modifiers=[(m.name, m.type) for m in o.modifiers],
+                                      vertices=len(o.data.vertices) if o.type == 'MESH' else None,
+                                      cache=o.quadric.particles.cache_path,
+                                      output=getattr(o.quadric.particles.output_object, "name", None))
+                         for o in bpy.data.objects},
+                counts={k: len(getattr(bpy.data, k)) for k in ("objects", "meshes", "node_groups")})
+
+
+GRAINS = [(x, y, z) for x in (-0.2, 0.0, 0.2) for y in (-0.2, 0.2) for z in (1.0, 1.5)]
+SHEET = dict(columns=5, rows=5, spacing=0.15, location=(3.0, 0.0, 2.0), total_mass=0.25, stiffness=100.0,
+             damping=1.0)
+
+
+def build_particle_bake_scene():
+    """A ground plane; grains made from a mesh's vertices, dropped from 1 and 1.5 m; a vertical sheet pinned
+    along its top row by a vertex group (one vertex below at weight 0.3, not pinned)."""
+    scene = empty_scene()
+    scene.frame_start, scene.frame_end = 1, 48
+    scene.quadric.substeps = 20
+    bpy.ops.mesh.primitive_plane_add(size=20.0)
+    ground = bpy.context.object
+    ground.name = "Ground"
+    select_only(ground)
+    bpy.ops.quadric.add_collider(kind='PLANE')
+    grains = points_mesh("Grains", GRAINS)
+    select_only(grains)
+    bpy.ops.quadric.add_particles(source='VERTICES', mass=0.01, radius=0.02)
+    sheet = sheet_mesh("Sheet", SHEET["columns"], SHEET["rows"], SHEET["spacing"], SHEET["location"])
+    pins = sheet.vertex_groups.new(name="Pins")
+    pins.add(list(range(SHEET["columns"])), 1.0, 'REPLACE')
+    pins.add([SHEET["columns"] + 2], 0.3, 'REPLACE')
+    select_only(sheet)
+    bpy.ops.quadric.make_soft_body(total_mass=SHEET["total_mass"], stiffness=SHEET["stiffness"],
+                                   damping=SHEET["damping"], radius=0.0, pin_group="Pins")
+    return scene, grains, sheet
+
+
+def scenario_particle_bake(out, blend_path):
+    """End to end: grains fall onto a plane collider and a sheet hangs from its pins; baked to point caches,
+    played back through the evaluated depsgraph, cleared; a cancelled run, a failed cache write, and undo."""
+    scene, grains, sheet = build_particle_bake_scene()
+    bpy.ops.wm.save_as_mainfile(filepath=blend_path)
+    ops = mod("operators")
+    res = dict(problems=[(p.severity, p.message) for p in mod("preflight").check(bpy.context)],
+               panel=draw_panels([grains, sheet]))
+    ctx = bpy.context
+    job = ops.prepare_job(ctx)
+    res["job_state"] = job.run_sync()
+    res["finish"] = sorted(ops.finish_job(ctx, job))
+    res["status"] = scene.quadric.status
+    rec, conv = job.recording, job.conv
+    binding = {b.object_name: b for b in conv.groups}
+    res["frame_start"], res["fps"], res["dt"] = conv.frame_start, conv.fps, conv.dt
+    res["grains"] = rec.particles(binding["Grains"].index).tolist()
+    res["sheet"] = rec.particles(binding["Sheet"].index).tolist()
+    res["sheet_spec"] = {k: conv.scene.particles[binding["Sheet"].index][k] for k in ("vertices", "edges",
+                                                                                      "pinned", "mass")}
+    res["sheet_matrix"] = [list(r) for r in sheet.matrix_world]
+    output = grains.quadric.particles.output_object
+    res["output"] = dict(name=output.name, modifiers=[(m.name, m.type) for m in output.modifiers],
+                         matrix=[list(r) for r in output.matrix_world])
+    res["sheet_modifiers"] = [(m.name, m.type, getattr(m, "filepath", "")) for m in sheet.modifiers]
+    res["cache_paths"] = [grains.quadric.particles.cache_path, sheet.quadric.particles.cache_path]
+    files = [bpy.path.abspath(p) for p in res["cache_paths"]]
+    res["files_exist"] = [os.path.isfile(f) for f in files]
+    res["played_grains"], res["played_sheet"] = [], []
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        res["played_grains"].append(instance_positions(output).tolist())
+        res["played_sheet"].append(evaluated_vertices(sheet).tolist())
+    scene.frame_set(scene.frame_start)
+
+    # Clear Bake: the caches, their modifier and the particles object go
+    res["clear"] = sorted(bpy.ops.quadric.clear_bake())
+    res["after_clear"] = dict(files=[os.path.exists(f) for f in files],
+                              folder=os.path.exists(os.path.dirname(files[0])),
+                              output_left=res["output"]["name"] in bpy.data.objects,
+                              sheet_modifiers=[m.name for m in bpy.data.objects["Sheet"].modifiers],
+                              cache_paths=[o.quadric.particles.cache_path for o in (grains, sheet)])
+    # a cancelled run keeps its finished frames as a partial bake: five samples in each cache
+    job = ops.prepare_job(ctx, on_progress=lambda done, total: done >= 5 and job.cancel())
+    job.start()
+    res["cancel_state"] = job.wait(timeout=600)
+    res["cancel_finish"] = sorted(ops.finish_job(ctx, job))
+    res["cancel_partial_end"] = scene.quadric.partial_bake_end
+    read_pc2 = mod("point_cache").read_pc2
+    res["cancel_samples"] = [read_pc2(bpy.path.abspath(o.quadric.particles.cache_path))[0].shape[0]
+                             for o in (grains, sheet)]
+    res["cancel_same_start"] = bool(np.array_equal(job.recording.particles(binding["Grains"].index),
+                                                   rec.particles(binding["Grains"].index)[:5]))
+    bpy.ops.quadric.clear_bake()
+    before = group_state()
+    # a cache that cannot be written (a file where its folder would go) changes nothing and says why
+    blocker = os.path.join(os.path.dirname(blend_path), "quadric_cache")
+    with open(blocker, "w") as handle:
+        handle.write("in the way")
+    with captured_reports() as reports:
+        res["blocked"] = op_error(bpy.ops.quadric.simulate)
+    res["blocked_reports"] = reports
+    res["blocked_status"] = scene.quadric.status
+    res["blocked_unchanged"] = group_state() == before
+    os.remove(blocker)
+    # Simulate as a click does (one undo step): undo takes the bake back, redo brings it again
+    window = bpy.context.window_manager.windows[0]
+    with bpy.context.temp_override(window=window):
+        bpy.ops.ed.undo_push(message="before Simulate")
+        res["simulate"] = sorted(bpy.ops.quadric.simulate('EXEC_DEFAULT', True))
+    res["after_simulate"] = group_state()
+    with bpy.context.temp_override(window=window):
+        bpy.ops.ed.undo()
+    res["after_undo"] = group_state()
+    res["before_simulate"] = before
+    with bpy.context.temp_override(window=window):
+        bpy.ops.ed.redo()
+    res["after_redo"] = group_state()
+    # a Recording simulated elsewhere bakes the same way (Import Recording), here the first run's
+    scene = bpy.context.scene  # (undo replaced it)
+    bpy.ops.quadric.clear_bake()
+    npz = os.path.join(os.path.dirname(blend_path), "grains.npz")
+    rec.save(npz)
+    res["import"] = sorted(bpy.ops.quadric.import_recording(filepath=npz))
+    scene.frame_set(scene.frame_end)
+    res["imported_last_frame"] = instance_positions(bpy.data.objects["Grains"].quadric.particles.output_object).tolist()
+    return res
+
+
+def scenario_particle_checks(out):
+    """Check Scene and the operators on bad particle groups, soft bodies and fields: each problem named."""
+    scene = empty_scene()
+    scene.quadric.substeps = 1
+    res = {}
+    bpy.ops.object.empty_add(location=(5, 5, 5))
+    lamp = bpy.context.object
+    lamp.name = "Lamp"
+    select_only(lamp)
+    res["err_particles_of_empty"] = op_error(bpy.ops.quadric.add_particles)
+    res["err_soft_body_of_empty"] = op_error(bpy.ops.quadric.make_soft_body)
+    loose = points_mesh("Loose", [(0, 0, 1), (1, 0, 1)])
+    select_only(loose)
+    res["err_soft_body_without_edges"] = op_error(bpy.ops.quadric.make_soft_body)
+    sheet = sheet_mesh("Sheet", 3, 3, 0.1, (0.0, 2.0, 1.0))
+    select_only(sheet)
+    res["err_missing_pin_group"] = op_error(bpy.ops.quadric.make_soft_body, pin_group="Pins")
+    res["err_zero_mass_particles"] = op_error(bpy.ops.quadric.add_particles, source='VERTICES', mass=0.0)
+    hair = add_emitter("Hairy", (0.0, -2.0, 1.0), (0.0, 0.0, 0.0), count=10, normal_factor=1.0, size=0.01, mass=1.0)
+    hair.particle_systems[0].settings.type = 'HAIR'
+    select_only(hair)
+    res["err_hair"] = op_error(bpy.ops.quadric.add_particles)
+
+    # accepted by the operators, then broken in the panel
+    grains = points_mesh("Heavy", [(0, 0, 1), (0.1, 0, 1)])
+    select_only(grains)
+    bpy.ops.quadric.add_particles(source='VERTICES')
+    grains.quadric.particles.mass = 0.0
+    select_only(sheet)
+    res["make_soft_body"] = sorted(bpy.ops.quadric.make_soft_body(stiffness=1e6, total_mass=0.1))
+    stiff = sheet
+    sheet2 = sheet_mesh("Unpinned", 3, 3, 0.1, (0.0, 4.0, 1.0))
+    select_only(sheet2)
+    bpy.ops.quadric.make_soft_body()
+    sheet2.quadric.particles.pin_group = "Gone"
+    bpy.ops.mesh.primitive_uv_sphere_add(location=(0.0, 0.0, -2.0))
+    bowl = bpy.context.object
+    bowl.name = "Bowl"
+    select_only(bowl)
+    bpy.ops.quadric.add_collider(kind='MESH')
+    bpy.ops.mesh.primitive_ico_sphere_add(radius=0.1, location=(3.0, 0.0, 1.0))
+    body = bpy.context.object
+    body.name = "Pebble"
+    select_only(body)
+    bpy.ops.quadric.add_body()
+    for name, kind, settings in (("Gusty", 'WIND', dict(noise=0.5)), ("Magnet", 'MAGNET', {}),
+                                 ("Fading", 'FORCE', dict(falloff_power=2.0))):
+        bpy.ops.object.effector_add(type=kind, location=(0.0, 0.0, 3.0))
+        bpy.context.object.name = name
+        for key, value in settings.items():
+            setattr(bpy.context.object.field, key, value)
+    res["stiffness_set"] = stiff.quadric.particles.stiffness
+    res["check_error"] = op_error(bpy.ops.quadric.check_scene)
+    res["problems"] = [dict(kind=p.kind, message=p.message, objects=list(p.objects), severity=p.severity)
+                       for p in mod("preflight").check(bpy.context)]
+    res["simulate_error"] = op_error(bpy.ops.quadric.simulate)
+    res["kernels"] = kernel_modules()
+    res["panel"] = draw_panels([grains, stiff])
     return res
 
 

@@ -80,6 +80,21 @@ def test_vortex_swirls_about_its_axis():
     np.testing.assert_allclose(forces_at_start(scene, group), expected, rtol=1e-9, atol=1e-15)
 
 
+def test_falloff_minus_one_grows_with_distance_a_harmonic_pull_and_a_rigid_swirl():
+    """Falloff -1 (Blender's harmonic and vortex fields): f = k (p - x) and f = w a x (x - c), beyond min_distance."""
+    positions = np.array([[2.0, 0.0, 1.0], [0.5, 1.8, -3.0], [-4.0, 0.3, 0.2]])
+    point = np.array([0.5, -0.2, 1.0])
+    scene = still_scene()
+    group = scene.add_particles(positions)
+    scene.add_force(solver.Attractor(point, strength=3.0, falloff=-1.0, min_distance=1e-6, groups=[group]))
+    np.testing.assert_allclose(forces_at_start(scene, group), 3.0 * (point - positions), rtol=1e-9)
+    scene = still_scene()
+    group = scene.add_particles(positions)
+    axis = np.array([1.0, 2.0, 2.0]) / 3.0
+    scene.add_force(solver.Vortex(point=point, axis=3.0 * axis, strength=1.5, falloff=-1.0, min_distance=1e-6))
+    np.testing.assert_allclose(forces_at_start(scene, group), 1.5 * np.cross(axis, positions - point), rtol=1e-9)
+
+
 def test_springs_are_damped_hooke_springs():
     positions = np.array([[0.0, 0.0, 0.0], [0.3, 0.4, 0.0], [1.0, 1.0, 1.0]])
     velocities = np.array([[0.1, -0.2, 0.3], [-0.5, 0.0, 0.2], [0.0, 0.0, 0.0]])

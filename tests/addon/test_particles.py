@@ -1,0 +1,352 @@
+"""Particles, soft bodies and force fields in a real Blender (the halves in blender_scenarios.py).
+
+Forces are read as m (v1 - v0) / h over one symplectic Euler step, which is exactly the force at the start
+(v1 = v0 + h f(x0, v0) / m): they are compared with Blender's formulas (effect.cc, do_physical_effector; for
+particles vel_to_sec = 1) evaluated here from the settings the scenario read off each field. Blender stores
+positions and settings in single precision, which the scenario passes on as they are, so both sides start from
+the same numbers and agree to rounding (1e-9 relative). Played-back positions are float32, as Blender stores
+them: they match the Recording to float32 precision (2^-23 relative).
+"""
+import math
+
+import numpy as np
+import pytest
+
+import solver
+
+F32 = 2.0 ** -23
+
+
+def blender_force(case, x, v, weight=1.0):
+    """The force Blender's effector code puts on particles at x (n, 3) moving at v (n, 3), at a strength weight."""
+    field = case["field"]
+    matrix = np.array(case["matrix"])
+    c, z = matrix[:3, 3], matrix[:3, 2] / np.linalg.norm(matrix[:3, 2])
+    s, flow = field["strength"] * weight, field["flow"] * weight
+    r = x - c
+    distance = np.linalg.norm(r, axis=1, keepdims=True)
+    across = r - (r @ z)[:, None] * z
+    kind = case["type"]
+    if kind == "FORCE":
+        return s * r / distance * (distance ** -2 if field["use_gravity_falloff"] else 1.0) - flow * v
+    if kind == "WIND":
+        return s * z - flow * v
+    if kind == "VORTEX" and field["shape"] == "POINT":
+        turn = np.cross(z, r)
+        return s * distance * turn / np.linalg.norm(turn, axis=1, keepdims=True) - flow * v
+    if kind == "VORTEX":
+        return s * np.cross(z, r) - s * s * across - v - flow * v
+    if kind == "HARMONIC":
+        return (-s * (distance - field["rest_length"]) * r / distance
+                - 2.0 * field["harmonic_damping"] * math.sqrt(abs(field["strength"])) * v)
+    if kind == "DRAG":  # Blender clamps both at 2; its "quadratic" one multiplies v, its "linear" one |v| v
+        speed = np.linalg.norm(v, axis=1, keepdims=True)
+        return -weight * (min(field["quadratic_drag"], 2.0) + min(field["linear_drag"], 2.0) * speed) * v
+    raise AssertionError(kind)
+
+
+@pytest.fixture(scope="module")
+def fields(scenario):
+    return scenario("particle_fields")
+
+
+def case_data(fields, name, group=0):
+    case = fields["cases"][name]
+    spec = fields["groups"][group]
+    x = np.array(spec["positions"])
+    v = np.zeros_like(x) if spec["velocities"] is None else np.array(spec["velocities"])
+    return case, x, v, np.array(case["forces"][group])
+
+
+@pytest.mark.parametrize("name", ["force", "gravitation", "wind", "harmonic"])
+def test_force_fields_from_blender_give_the_forces_their_settings_say(fields, name):
+    case, x, v, force = case_data(fields, name)
+    assert np.all(v != 0.0)  # the flow and damping terms are in play
+    np.testing.assert_allclose(force, blender_force(case, x, v), rtol=1e-9, atol=1e-9)
+    assert not [w for w in case["warnings"] if "force field" in w], case["warnings"]  # exact: nothing to report
+
+
+def test_a_fields_strength_weight_in_a_particle_system_scales_it(fields):
+    """The emitter's particle system weighs wind by 0.5: its particles get half the wind and half its flow."""
+    case, x, v, force = case_data(fields, "wind", group=1)
+    np.testing.assert_allclose(force, blender_force(case, x, v, weight=0.5), rtol=1e-9, atol=1e-9)
+
+
+def test_the_vortex_swirls_and_drags_as_blender_and_its_pull_to_the_axis_is_reported(fields):
+    case, x, v, force = case_data(fields, "vortex")
+    s = case["field"]["strength"]
+    z = np.array(case["matrix"])[:3, 2]
+    z /= np.linalg.norm(z)
+    r = x - np.array(case["matrix"])[:3, 3]
+    across = r - (r @ z)[:, None] * z
+    # all of Blender's force but its pull s^2 r_perp towards the axis, which the solver has no form for
+    np.testing.assert_allclose(force, blender_force(case, x, v) + s * s * across, rtol=1e-9, atol=1e-9)
+    assert any("pull towards its axis" in w and "left out" in w for w in case["warnings"]), case["warnings"]
+
+
+def test_the_point_vortex_turns_by_the_distance_from_its_axis_and_says_so(fields):
+    case, x, v, force = case_data(fields, "point_vortex")
+    z = np.array(case["matrix"])[:3, 2]
+    z /= np.linalg.norm(z)
+    r = x - np.array(case["matrix"])[:3, 3]
+    across = np.linalg.norm(r - (r @ z)[:, None] * z, axis=1, keepdims=True)
+    blender = blender_force(case, x, v)
+    np.testing.assert_allclose(force, blender * across / np.linalg.norm(r, axis=1, keepdims=True), rtol=1e-9,
+                               atol=1e-9)
+    assert any("distance from its axis" in w for w in case["warnings"]), case["warnings"]
+
+
+def test_the_drag_field_keeps_its_term_in_proportion_to_speed_and_reports_the_other(fields):
+    case, x, v, force = case_data(fields, "drag")
+    speed = np.linalg.norm(v, axis=1, keepdims=True)
+    np.testing.assert_allclose(force, blender_force(case, x, v) + case["field"]["linear_drag"] * speed * v,
+                               rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(force, -case["field"]["quadratic_drag"] * v, rtol=1e-9)
+    assert any("Linear Drag" in w and "left out" in w for w in case["warnings"]), case["warnings"]
+
+
+def test_turbulence_is_the_solvers_noise_at_the_fields_strength_size_seed_and_flow(fields):
+    """Blender's noise has no counterpart in the solver: its own curl noise stands in, with the field's settings."""
+    case, x, v, force = case_data(fields, "turbulence")
+    f = case["field"]
+    scene = solver.Scene(gravity=(0.0, 0.0, 0.0))
+    group = scene.add_particles(x, velocities=v, mass=2.0)
+    scene.add_force(solver.Turbulence(f["strength"], size=f["size"], seed=f["seed"]))
+    scene.add_force(solver.Drag(f["flow"]))
+    sim = solver.Simulation(scene, dt=1e-3)
+    sim.step()
+    expected = (sim.state.particle_velocities(group) - v) / 1e-3 * 2.0
+    np.testing.assert_allclose(force, expected, rtol=1e-9, atol=1e-9)
+    assert np.abs(force + f["flow"] * v).max() > 0.1  # the noise is there
+    assert any("turbulence is the solver's own" in w for w in case["warnings"]), case["warnings"]
+
+
+def test_a_field_the_solver_cannot_do_is_reported_not_dropped_silently(fields):
+    case, x, v, force = case_data(fields, "magnet")
+    assert np.all(force == 0.0)
+    assert any("Magnetic field is not simulated" in w for w in case["warnings"]), case["warnings"]
+
+
+def test_a_particle_systems_particles_start_as_it_emits_them(fields):
+    """20 particles on the 0.5 m emitter, moving at Normal (2 m/s) along its normal, with its size and mass; its
+    own settings and the file's datablocks as they were."""
+    spec = fields["groups"][1]
+    assert spec["name"] == "Emitter" and len(spec["positions"]) == 20
+    matrix = np.array(fields["emitter_matrix"])
+    normal = matrix[:3, 2] / np.linalg.norm(matrix[:3, 2])
+    np.testing.assert_allclose(spec["velocities"], np.tile(2.0 * normal, (20, 1)), atol=1e-6)
+    local = (np.array(spec["positions"]) - matrix[:3, 3]) @ matrix[:3, :3]
+    assert np.abs(local[:, 2]).max() < 1e-6 and np.abs(local[:, :2]).max() <= 0.25 + 1e-6
+    assert spec["radius"] == pytest.approx(0.03, rel=1e-6) and spec["mass"] == pytest.approx(0.5)
+    assert fields["settings_after"] == fields["settings_before"]
+    assert fields["counts"][0] == fields["counts"][1]
+    assert fields["emitter_source"] == "PARTICLE_SYSTEM"
+
+
+def test_a_particle_systems_gravity_weight_is_kept(fields):
+    g = np.array(fields["gravity"])
+    vertices, emitted = (np.array(f) for f in fields["gravity_forces"])  # Cloud, Emitter
+    np.testing.assert_allclose(vertices, np.tile(2.0 * g, (len(vertices), 1)), rtol=1e-9)
+    np.testing.assert_allclose(emitted, np.tile(0.25 * 0.5 * g, (len(emitted), 1)), rtol=1e-9)
+
+
+def test_a_point_clouds_points_radii_and_velocities_are_read_in_world_space(fields):
+    """Its positions, radii and 'velocity' attribute are in its own axes and units: scaled by 2 into the world's."""
+    cloud = fields["cloud"]
+    assert fields["add_cloud"] == ["FINISHED"] and cloud["source"] == "POINT_CLOUD"
+    group = cloud["group"]
+    assert group["name"] == "Points"
+    matrix = np.array(cloud["matrix"])
+    local = np.array(cloud["local"])
+    np.testing.assert_allclose(group["positions"], local @ matrix[:3, :3].T + matrix[:3, 3], rtol=1e-12)
+    np.testing.assert_allclose(group["velocities"], np.tile([0.0, 0.0, 3.0], (len(local), 1)))  # scaled too
+    radii = 2.0 * np.linspace(0.01, 0.02, len(local)).astype(np.float32)  # scaled with the object
+    assert group["radius"] == pytest.approx(radii.mean(), rel=1e-6)
+    assert any("'Points': its points keep one collision radius" in w for w in cloud["warnings"])
+
+
+# ------------------------------------------------------------------------------------------------- baking
+@pytest.fixture(scope="module")
+def baked(scenario, tmp_path_factory):
+    return scenario("particle_bake", str(tmp_path_factory.mktemp("particle_bake") / "grains.blend"))
+
+
+def test_the_point_cache_bake_plays_back_the_recorded_positions_exactly(baked):
+    grains, sheet = np.array(baked["grains"]), np.array(baked["sheet"])
+    played = np.array(baked["played_grains"])
+    assert played.shape == grains.shape
+    for frame, (got, want) in enumerate(zip(played, grains.astype(np.float32))):
+        # instances come in point order; sorted, the comparison does not depend on it
+        np.testing.assert_array_equal(got[np.lexsort(got.T)], want[np.lexsort(want.T)], err_msg=f"frame {frame}")
+    location = np.array(baked["sheet_matrix"])[:3, 3]  # the sheet is only moved: its axes are the world's
+    local = sheet - location
+    np.testing.assert_allclose(np.array(baked["played_sheet"]), local, rtol=0, atol=F32 * np.abs(local).max())
+
+
+def test_caches_sit_beside_the_blend_and_blender_plays_them_with_its_own_modifiers(baked):
+    assert baked["job_state"] == "DONE" and baked["finish"] == ["FINISHED"]
+    assert baked["cache_paths"] == ["//quadric_cache/Scene/Grains.pc2", "//quadric_cache/Scene/Sheet.pc2"]
+    assert baked["files_exist"] == [True, True]
+    assert baked["output"]["modifiers"] == [["Quadric Cache", "MESH_CACHE"], ["Quadric Particles", "NODES"]]
+    np.testing.assert_array_equal(baked["output"]["matrix"], np.eye(4))
+    assert baked["sheet_modifiers"] == [["Quadric Cache", "MESH_CACHE", "//quadric_cache/Scene/Sheet.pc2"]]
+    assert baked["status"].startswith("baked 2 particle groups or soft bodies over 48 frames")
+
+
+G = 9.81
+
+
+def test_grains_fall_freely_then_rest_on_the_plane(baked):
+    """Before landing each grain is at z0 - g t^2 / 2 (symplectic Euler is g h t / 2 ahead of it); at the end
+    it rests on the plane at its radius, straight below where it started."""
+    grains = np.array(baked["grains"])
+    h, fps = baked["dt"], baked["fps"]
+    start = grains[0]
+    for frame in range(1, 8):  # t <= 0.29 s: the lower grains land at 0.45 s
+        t = frame / fps
+        np.testing.assert_allclose(grains[frame][:, 2], start[:, 2] - 0.5 * G * t * t, atol=0.5 * G * h * t + 1e-9)
+    np.testing.assert_allclose(grains[-1][:, 2], 0.02, atol=1e-6)
+    np.testing.assert_array_equal(grains[-1][:, :2], start[:, :2])
+
+
+def hanging_equilibrium(vertices, edges, masses, pinned, stiffness):
+    """Where a sheet drawn in a vertical plane y = const, of springs of ``stiffness`` at their drawn lengths,
+    comes to rest under gravity, the pinned vertices held: Newton's method on the static balance
+    sum f_spring + m g = 0 in the sheet's plane (dense; a few dozen vertices). It starts stretched 1 % downwards:
+    a quad grid without diagonals resists shear only under tension."""
+    x = vertices.copy()
+    top = vertices[pinned, 2].max()
+    x[:, 2] = top + 1.01 * (vertices[:, 2] - top)
+    x[pinned] = vertices[pinned]
+    rest = np.linalg.norm(vertices[edges[:, 0]] - vertices[edges[:, 1]], axis=1)
+    free = np.setdiff1d(np.arange(len(x)), pinned)
+    dof = (3 * free[:, None] + np.array([0, 2])).ravel()  # x and z: nothing pushes the sheet out of its plane
+    for _ in range(50):
+        force = np.zeros_like(x)
+        force[:, 2] -= masses * G
+        jacobian = np.zeros((x.size, x.size))
+        for (a, b), length in zip(edges, rest):
+            d = x[a] - x[b]
+            now = np.linalg.norm(d)
+            u = d / now
+            f = -stiffness * (now - length) * u
+            force[a] += f
+            force[b] -= f
+            block = -stiffness * ((1.0 - length / now) * np.eye(3) + (length / now) * np.outer(u, u))
+            for i, j, sign in ((a, a, 1), (b, b, 1), (a, b, -1), (b, a, -1)):
+                jacobian[3 * i:3 * i + 3, 3 * j:3 * j + 3] += sign * block
+        residual = force.ravel()[dof]
+        if np.abs(residual).max() < 1e-12:
+            return x
+        step = np.linalg.solve(jacobian[np.ix_(dof, dof)], -residual)
+        x.ravel()[dof] += step
+    raise AssertionError("no equilibrium")
+
+
+def test_a_cloth_pinned_by_a_vertex_group_hangs_and_its_pins_stay_put(baked):
+    """The top row (weight 1) stays exactly where it was, the vertex of weight 0.3 does not; after 2 s the sheet
+    hangs as its springs balance its weight (its slowest stretching mode, about 30 rad/s, decays by its spring
+    damping as exp(-(c / k) w^2 t / 2) ~ 1e-4: under 10 micrometres of a 1 cm stretch)."""
+    sheet = np.array(baked["sheet"])
+    spec = baked["sheet_spec"]
+    assert spec["pinned"] == [0, 1, 2, 3, 4]
+    np.testing.assert_array_equal(sheet[:, :5], np.broadcast_to(sheet[0, :5], sheet[:, :5].shape))
+    vertices, edges = np.array(spec["vertices"]), np.array(spec["edges"])
+    lengths = np.linalg.norm(vertices[edges[:, 0]] - vertices[edges[:, 1]], axis=1)
+    share = np.zeros(len(vertices))
+    np.add.at(share, edges.ravel(), np.repeat(0.5 * lengths, 2))
+    masses = spec["mass"] * share / lengths.sum()
+    rest = hanging_equilibrium(vertices, edges, masses, spec["pinned"], 100.0)
+    sag = vertices[:, 2] - rest[:, 2]
+    assert sag.max() > 0.01  # it stretches by centimetres: the comparison below means something
+    np.testing.assert_array_equal(sheet[:, :, 1], vertices[:, 1][None].repeat(len(sheet), 0))  # in its plane
+    np.testing.assert_allclose(sheet[-1], rest, atol=1e-5)
+    assert sheet[-1][7, 2] < vertices[7, 2] - 0.002  # the vertex of weight 0.3 (4.6 mm in equilibrium) is free
+
+
+def test_clear_bake_removes_the_caches_their_modifier_and_the_particles_object(baked):
+    after = baked["after_clear"]
+    assert baked["clear"] == ["FINISHED"]
+    assert after == dict(files=[False, False], folder=False, output_left=False, sheet_modifiers=[],
+                         cache_paths=["", ""])
+
+
+def test_a_cancelled_bake_keeps_its_frames_and_a_failed_one_leaves_the_file_as_it_was(baked):
+    assert baked["cancel_state"] == "CANCELLED" and baked["cancel_finish"] == ["FINISHED"]
+    assert baked["cancel_partial_end"] == baked["frame_start"] + 4  # the start pose and four steps
+    assert baked["cancel_samples"] == [5, 5] and baked["cancel_same_start"]
+    assert "could not write the point caches" in baked["blocked"] and "nothing was baked" in baked["blocked"]
+    assert baked["blocked_unchanged"]
+
+
+def test_an_imported_recording_bakes_the_same_caches(baked):
+    assert baked["import"] == ["FINISHED"]
+    got, want = np.array(baked["imported_last_frame"]), np.array(baked["grains"][-1], dtype=np.float32)
+    np.testing.assert_array_equal(got[np.lexsort(got.T)], want[np.lexsort(want.T)])
+
+
+def test_a_bake_is_one_undo_step(baked):
+    assert baked["simulate"] == ["FINISHED"]
+    assert baked["after_simulate"] != baked["before_simulate"]
+    assert baked["after_simulate"]["objects"]["Sheet"]["cache"] == "//quadric_cache/Scene/Sheet.pc2"
+    assert baked["after_undo"] == baked["before_simulate"]
+    assert baked["after_redo"] == baked["after_simulate"]
+
+
+# ------------------------------------------------------------------------------------------- bad input
+@pytest.fixture(scope="module")
+def checks(scenario):
+    return scenario("particle_checks")
+
+
+@pytest.mark.parametrize("key,words", [
+    ("err_particles_of_empty", ["Lamp", "not a mesh or a point cloud"]),
+    ("err_soft_body_of_empty", ["Lamp", "not a mesh"]),
+    ("err_soft_body_without_edges", ["Loose", "no edges"]),
+    ("err_missing_pin_group", ["Sheet", "pin_group 'Pins'", "not one of its vertex groups"]),
+    ("err_zero_mass_particles", ["Sheet", "mass must be positive"]),
+    ("err_hair", ["Hairy", "hair"]),
+])
+def test_operators_refuse_bad_input_naming_the_object_and_the_field(checks, key, words):
+    message = checks[key]
+    assert message.startswith("Error"), message
+    for word in words:
+        assert word in message, message
+
+
+def problem(checks, *words, severity='ERROR'):
+    found = [p for p in checks["problems"] if p["severity"] == severity and all(w in p["message"] for w in words)]
+    assert found, (words, [p["message"] for p in checks["problems"]])
+    return found[0]
+
+
+def test_check_scene_names_each_bad_group_and_field(checks):
+    assert problem(checks, "'Heavy'", "mass must be positive")["objects"] == ["Heavy"]
+    assert problem(checks, "'Unpinned'", "pin_group 'Gone'")["objects"] == ["Unpinned"]
+    assert problem(checks, "mesh collider 'Bowl'", "cannot share a scene with particles")["objects"] == ["Bowl"]
+    assert problem(checks, "'Gusty'", "noise", severity='WARNING')["kind"] == "FIELD"
+    problem(checks, "'Magnet'", "not simulated", severity='WARNING')
+    problem(checks, "'Fading'", "falloff power 2", "full strength", severity='WARNING')
+    problem(checks, "not yet on Quadric bodies or ropes", "'Gusty'", severity='WARNING')
+    problem(checks, "Quadric bodies and ropes pass through them", severity='WARNING')
+
+
+def test_check_scene_says_how_many_substeps_a_stiff_cloth_needs(checks):
+    """A 3 x 3 sheet of 0.1 m edges and 0.1 kg at 1e6 N/m: its centre vertex weighs 0.1 x 4 x 0.05 / 1.2 kg and
+    pulls on 4 springs, so w^2 <= 2 x 4e6 / m (Gershgorin) and the explicit step must stay under about 2 / w."""
+    assert checks["stiffness_set"] == 1e6
+    found = problem(checks, "'Sheet'", "may diverge", severity='WARNING')
+    m = 0.1 * 4 * 0.05 / 1.2
+    omega = math.sqrt(2.0 * 4.0e6 / m)
+    limit = -1e-6 + math.sqrt(1e-12 + 4.0 / omega ** 2)  # damping 1 N s/m over 1e6 N/m
+    assert f"use {math.ceil(1.0 / (24.0 * limit))} substeps or more" in found["message"], found["message"]
+
+
+def test_simulate_stops_at_check_scene_before_the_solver_loads(checks):
+    assert checks["simulate_error"].startswith("Error") and "'Heavy'" in checks["simulate_error"]
+    assert checks["kernels"] == []
+    drawn = {tuple(x[:2]) for x in checks["panel"]}
+    for name in ("source", "mass", "radius", "particle_collisions", "total_mass", "stiffness", "damping",
+                 "bending", "pin_group"):
+        assert ("prop", name) in drawn, name
+    assert ("operator", "quadric.add_particles") in drawn and ("operator", "quadric.make_soft_body") in drawn
