@@ -116,9 +116,13 @@ class SimulationJob:
         except solver.SimulationDiverged as exc:
             self.recording = exc.recording
             frame = conv.frame_start + int(exc.frame)
-            name = getattr(exc, "body_name", None) or f"{exc.body}"
-            kind = "rope" if exc.body is not None and int(exc.body) < 0 else "body"  # ropes report -1 - index
-            self.message = (f"simulation diverged at frame {frame} ({kind} '{name}'). "
+            if getattr(exc, "group", None) is not None:  # a particle: the solver names it and its group
+                what = str(exc).rpartition(": ")[2].replace(" became non-finite", "")
+            else:
+                name = getattr(exc, "body_name", None) or f"{exc.body}"
+                kind = "rope" if exc.body is not None and int(exc.body) < 0 else "body"  # ropes report -1 - index
+                what = f"{kind} '{name}'"
+            self.message = (f"simulation diverged at frame {frame} ({what}). "
                             "Try more substeps, or check its size, mass and speed")
             self.state = 'FAILED'
         except ValueError as exc:

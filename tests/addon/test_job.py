@@ -1,0 +1,42 @@
+"""The simulation job's messages for runs that go wrong, without Blender (addon/job.py imports no bpy).
+
+The solver's own exception classes are raised by a stand-in for Simulation, so that the message the user reads
+is checked for each kind of thing that can diverge.
+"""
+import types
+
+import pytest
+
+import solver
+from tests.addon.numpy_modules import load
+
+job_module = load("job")
+
+
+def _job_raising(error):
+    class Simulation:
+        def __init__(self, scene, dt, **kwargs):
+            pass
+
+        def run(self, **kwargs):
+            raise error
+
+    fake = types.SimpleNamespace(Simulation=Simulation, SimulationCancelled=solver.SimulationCancelled,
+                                 SimulationDiverged=solver.SimulationDiverged)
+    conv = types.SimpleNamespace(velocity_sweeps=0, scene=None, dt=1 / 240, frames=48, fps=24.0, substeps=10,
+                                 frame_start=1)
+    job = job_module.SimulationJob(fake, conv)
+    job.run_sync()
+    return job
+
+
+@pytest.mark.parametrize("error, named", [
+    (solver.SimulationDiverged(3, 2, "Brick", 0.1, None), "body 'Brick'"),
+    (solver.SimulationDiverged(3, -1, "Rope", 0.1, None), "rope 'Rope'"),
+    (solver.SimulationDiverged(3, None, None, 0.1, None, group=0, particle=7, group_label="particles 'Sand' (group 0)"),
+     "particle 7 of particles 'Sand' (group 0)"),
+])
+def test_a_diverged_run_names_the_frame_and_what_diverged(error, named):
+    job = _job_raising(error)
+    assert job.state == "FAILED"
+    assert job.message.startswith(f"simulation diverged at frame 4 ({named}). Try more substeps")
