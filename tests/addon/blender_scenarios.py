@@ -980,10 +980,9 @@ def scenario_shapes(out, export_path):
     return res
 
 
-def scenario_cube_rests(out):
-    """The default cube resting on the default plane, simulated for two seconds and baked."""
+def default_cube_on_plane(frames):
     scene = empty_scene()
-    scene.frame_start, scene.frame_end = 1, 48
+    scene.frame_start, scene.frame_end = 1, frames
     bpy.ops.mesh.primitive_plane_add()
     select_only(bpy.context.object)
     bpy.ops.quadric.add_collider()
@@ -991,6 +990,12 @@ def scenario_cube_rests(out):
     cube = bpy.context.object
     select_only(cube)
     bpy.ops.quadric.add_body()
+    return scene, cube
+
+
+def scenario_cube_rests(out):
+    """The default cube resting on the default plane, simulated for two seconds and baked."""
+    scene, cube = default_cube_on_plane(48)
     res = dict(fitted_shape=cube.quadric.fitted_shape, simulate=op_error(bpy.ops.quadric.simulate))
     res["status"] = scene.quadric.status
     scene.frame_set(scene.frame_end)
@@ -1457,19 +1462,6 @@ def scenario_tooltips(out):
 
 
 # ---------------------------------------------------------------------------- first use
-def default_cube_on_plane(frames):
-    scene = empty_scene()
-    scene.frame_start, scene.frame_end = 1, frames
-    bpy.ops.mesh.primitive_plane_add()
-    select_only(bpy.context.object)
-    bpy.ops.quadric.add_collider()
-    bpy.ops.mesh.primitive_cube_add(location=(0.0, 0.0, 1.0))
-    cube = bpy.context.object
-    select_only(cube)
-    bpy.ops.quadric.add_body()
-    return scene, cube
-
-
 def scenario_first_use(out):
     """The first Simulate after installing (run in a fresh user folder): the default cube on the default plane.
 
