@@ -7,9 +7,10 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from . import bake, body_shape, convert, fitting, preflight, rope_rig, runtime, shapes
+from . import bake, body_shape, convert, fitting, instances, preflight, rope_rig, runtime, shapes
 from .job import SimulationJob
-from .properties import BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, SHAPE_ITEMS, end_mode_property
+from .properties import (BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, SHAPE_ITEMS, end_mode_property,
+                         frame_range)
 
 # The one running modal simulation (the panel and status bar read it).
 active_job = None
@@ -396,6 +397,32 @@ def prepare_job(context, op=None, on_progress=None):
     return SimulationJob(solver, conv, on_progress=on_progress)
 
 
+def bake_and_report(context, conv, rec, op=None, source=""):
+    """Bake a Recording (bake.bake_recording) and say what was written; None after reporting why nothing was.
+
+    Returns the message. An instanced bake that fails (its cache cannot be written, ...) leaves everything as
+    it was and is reported as an error naming the object.
+    """
+    scene = context.scene
+    try:
+        nb, nr = bake.bake_recording(context, conv, rec)
+    except ValueError as exc:
+        scene.quadric.status = f"Error: {exc}"
+        if op is not None:
+            op.report({'ERROR'}, str(exc))
+        return None
+    as_instances = scene.quadric.instance_points is not None and scene.quadric.bake_output == 'INSTANCES'
+    what = f"{nb} bodies as instances of '{scene.quadric.instance_points.name}'" if as_instances else f"{nb} bodies"
+    msg = f"baked {what} and {nr} ropes {source}".rstrip()
+    scene.quadric.status = msg
+    if op is not None:
+        op.report({'INFO'}, msg)
+        if as_instances and not bpy.data.filepath:
+            op.report({'WARNING'}, "the file is not saved, so the instances' point cache is in Blender's temporary "
+                                   "folder, which is deleted when Blender quits: save the file and bake again")
+    return msg
+
+
 def finish_job(context, job, op=None):
     """Bake a finished job (main thread, one undo step) or report why nothing changed."""
     scene = context.scene
@@ -404,12 +431,9 @@ def finish_job(context, job, op=None):
         if op is not None:
             op.report({'WARNING'} if job.state == 'CANCELLED' else {'ERROR'}, job.message)
         return {'CANCELLED'}
-    nb, nr = bake.bake_recording(context, job.conv, job.recording)
-    msg = f"baked {nb} bodies and {nr} ropes over {job.conv.frames} frames (simulated in {job.seconds:.1f} s)"
-    scene.quadric.status = msg
-    if op is not None:
-        op.report({'INFO'}, msg)
-    return {'FINISHED'}
+    msg = bake_and_report(context, job.conv, job.recording, op,
+                          f"over {job.conv.frames} frames (simulated in {job.seconds:.1f} s)")
+    return {'FINISHED'} if msg is not None else {'CANCELLED'}
 
 
 def _tag_redraw(context):
@@ -575,15 +599,22 @@ class QUADRIC_OT_cancel(bpy.types.Operator):
 
 
 class QUADRIC_OT_clear_bake(bpy.types.Operator):
-    """Remove the baked keyframes and restore the original transforms and rotation modes"""
+    """Remove the baked keyframes and restore the original transforms and rotation modes; delete an instanced
+    bake (its points object, node group, collection and point cache file) and show its bodies again"""
     bl_idname = "quadric.clear_bake"
     bl_label = "Clear Bake"
     bl_options = {'REGISTER', 'UNDO'}
 
     def execute(self, context):
-        n = sum(bake.clear_bake(obj) for obj in context.scene.objects)
-        context.scene.quadric.status = ""
-        self.report({'INFO'}, f"cleared the bake of {n} object{'s' if n != 1 else ''}")
+        scene = context.scene
+        points = scene.quadric.instance_points
+        name = points.name if points is not None else ""
+        n = sum(bake.clear_bake(obj) for obj in scene.objects)
+        cleared = instances.clear_instances(scene)
+        scene.quadric.status = ""
+        also = f" and deleted the instanced bake '{name}'" if cleared and name else \
+            " and the instanced bake" if cleared else ""
+        self.report({'INFO'}, f"cleared the bake of {n} object{'s' if n != 1 else ''}{also}")
         return {'FINISHED'}
 
 
@@ -605,6 +636,36 @@ class QUADRIC_OT_export_scene(bpy.types.Operator, ExportHelper):
         cmd = (f"python -m solver run {os.path.basename(self.filepath)} -o recording.npz --frames {conv.frames} "
                f"--fps {conv.fps:g} --substeps {conv.substeps}")
         self.report({'INFO'}, f"wrote {self.filepath}; simulate it with: {cmd}")
+        return {'FINISHED'}
+
+
+class QUADRIC_OT_export_usd(bpy.types.Operator, ExportHelper):
+    """Write the scene over the simulated frames to USD for other applications: an instanced bake becomes a
+    point instancer with positions and orientations per frame, keyframed bodies and ropes animated prims"""
+    bl_idname = "quadric.export_usd"
+    bl_label = "Export USD"
+    filename_ext = ".usd"
+    filter_glob: StringProperty(default="*.usd;*.usda;*.usdc", options={'HIDDEN'})
+
+    def execute(self, context):
+        scene = context.scene
+        start, end = frame_range(scene)
+        saved = scene.frame_start, scene.frame_end
+        options = dict(filepath=self.filepath, export_animation=True, evaluation_mode='RENDER')
+        if "use_instancing" in bpy.ops.wm.usd_export.get_rna_type().properties:
+            options["use_instancing"] = True  # instances as references to their sources, not copies
+        try:
+            scene.frame_start, scene.frame_end = start, end  # Blender's exporter writes the scene's range
+            result = bpy.ops.wm.usd_export(**options)
+        except RuntimeError as exc:
+            self.report({'ERROR'}, f"USD export to '{self.filepath}' failed: {exc}")
+            return {'CANCELLED'}
+        finally:
+            scene.frame_start, scene.frame_end = saved
+        if 'FINISHED' not in result:
+            self.report({'ERROR'}, f"Blender's USD exporter did not write '{self.filepath}'")
+            return {'CANCELLED'}
+        self.report({'INFO'}, f"wrote frames {start}-{end} to {self.filepath}")
         return {'FINISHED'}
 
 
@@ -643,9 +704,8 @@ class QUADRIC_OT_import_recording(bpy.types.Operator, ImportHelper):
         if problem:
             self.report({'ERROR'}, problem)
             return {'CANCELLED'}
-        nb, nr = bake.bake_recording(context, conv, rec)
-        self.report({'INFO'}, f"baked {nb} bodies and {nr} ropes from {os.path.basename(self.filepath)}")
-        return {'FINISHED'}
+        msg = bake_and_report(context, conv, rec, self, f"from {os.path.basename(self.filepath)}")
+        return {'FINISHED'} if msg is not None else {'CANCELLED'}
 
 
 def remove_rope(arm):
@@ -717,7 +777,8 @@ class QUADRIC_OT_remove(bpy.types.Operator):
 CLASSES = (QUADRIC_OT_add_body, QUADRIC_OT_fit_shape, QUADRIC_OT_copy_from_active, QUADRIC_OT_add_collider,
            QUADRIC_OT_make_rope, QUADRIC_OT_check_scene, QUADRIC_OT_resolve_overlaps, QUADRIC_OT_simulate,
            QUADRIC_OT_cancel,
-           QUADRIC_OT_clear_bake, QUADRIC_OT_export_scene, QUADRIC_OT_import_recording, QUADRIC_OT_remove)
+           QUADRIC_OT_clear_bake, QUADRIC_OT_export_scene, QUADRIC_OT_export_usd, QUADRIC_OT_import_recording,
+           QUADRIC_OT_remove)
 
 
 def register():
