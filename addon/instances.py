@@ -2,10 +2,11 @@
 
 The points object's mesh has three vertices per body: the object's origin and the tips of its local x and y
 axes, ``marker_length`` away. A PC2 file (point_cache.py) moves them frame by frame through Blender's Mesh
-Cache modifier; a Geometry Nodes modifier rebuilds each body's rotation from its two axis markers (Axes to
-Rotation) and instances the body's own object there, picked from a collection of the source objects, with
-the object's scale. Playback is Blender's own: no add-on code runs, a render farm needs no extension, and any
-number of bodies adds one object (the points object) to the scene. docs/instances.md has the reasons.
+Cache modifier; a Geometry Nodes modifier takes the instances of the source objects (Collection Info over
+collections of them) and sets instance i to the pose of vertex i and its markers (Axes to Rotation), with the
+object's scale. Vertices are laid out in Blender's instance order, read back from the depsgraph. Playback is
+Blender's own: no add-on code runs, a render farm needs no extension, and any number of bodies adds one object
+(the points object) to the scene. docs/instances.md has the reasons.
 
 ``bake_instances`` builds everything before it changes anything the user made, and removes what it built if
 a step fails, so a failed bake leaves the file as it was.
@@ -24,11 +25,15 @@ SOURCES_NAME = "Quadric Instance Sources"
 CACHE_MODIFIER = "Quadric Point Cache"
 NODES_MODIFIER = "Quadric Instances"
 FILE_PREFIX = "instances_"
-# Per-vertex attributes of the points mesh (static: the Mesh Cache modifier moves positions only).
-BODY = "quadric_body"                # the vertex is a body's origin (the other two are its axis markers)
-INSTANCE = "quadric_instance"        # which child of the sources collection to instance (Blender's order)
-SCALE = "quadric_scale"              # the source object's scale
+# Per-vertex attributes of the points mesh (static: the Mesh Cache modifier moves positions only). Vertex i
+# (i < N) is the origin of the object of instance i, N + i and 2 N + i the tips of its x and y axes.
+SCALE = "quadric_scale"              # the object's scale (on its origin vertex)
 X_MARKER, Y_MARKER = "quadric_x_marker", "quadric_y_marker"  # vertex indices of the body's axis markers
+# Sources per collection. Blender fills a collection's object cache with a linear search per object
+# (collection_object_cache_fill), and Collection Info grows its instances one by one: both quadratic in a
+# collection's size. One collection of 100,000 objects took over 15 minutes to build the depsgraph; chunks of
+# 1,000 take milliseconds (100 to 1,000 objects per chunk played 100,000 bodies equally fast).
+CHUNK = 1000
 
 
 class InstanceBakeError(ValueError):
@@ -100,7 +105,9 @@ def marker_positions(body_poses, local, chunk=8192):
 
 
 def current(scene):
-    """The scene's instanced bake as (points object, sources collection, node group); Nones where absent."""
+    """The scene's instanced bake as (points object, sources collection, node group); Nones where absent.
+
+    The sources collection holds the sources in child collections of at most CHUNK objects."""
     qs = scene.quadric
     return qs.instance_points, qs.instance_sources, qs.instance_nodes
 
@@ -132,11 +139,20 @@ def _attribute(mesh, name, kind, values):
     attr.data.foreach_set("vector" if kind == 'FLOAT_VECTOR' else "value", np.ascontiguousarray(values).ravel())
 
 
-def _node_group(sources):
-    """The Geometry Nodes group: one instance per body vertex, of its source object, at its markers' pose.
+def source_objects(sources):
+    """The objects of an instanced bake's sources collection, chunk by chunk (never ``all_objects``, which
+    fills the quadratic object cache of the whole collection)."""
+    return [o for chunk in (sources.children if sources is not None else []) for o in chunk.objects]
 
-    Every node used here exists with these names and sockets from Blender 4.2 LTS on (Axes to Rotation came
-    with 4.2's rotation nodes); nothing in it differs between the versions the extension supports.
+
+def _node_group(chunks):
+    """The Geometry Nodes group: the instances of every chunk collection (Collection Info, Separate Children),
+    joined, each moved to the pose of the mesh vertex of its own index (instance i: vertex i and its markers).
+
+    The instances are moved where Collection Info made them rather than placed on points (Instance on Points
+    with Pick Instance): that node copies every reference into each result through a linear search, and with
+    100,000 distinct objects a frame took 11 s. Every node used exists with these names and sockets from
+    Blender 4.2 LTS on (Axes to Rotation and the matrix nodes came with 4.2); none differs up to 5.x.
     """
     tree = bpy.data.node_groups.new(POINTS_NAME, 'GeometryNodeTree')
     tree.interface.new_socket("Geometry", in_out='INPUT', socket_type='NodeSocketGeometry')
@@ -150,51 +166,61 @@ def _node_group(sources):
             setattr(n, key, value)
         return n
 
+    group_in = node('NodeGroupInput', -1300, 0)
+    index = node('GeometryNodeInputIndex', -1300, -200).outputs[0]
+    position = node('GeometryNodeInputPosition', -1300, 300).outputs[0]
+
+    def sample(value, at, data_type, x, y):
+        """``value`` (a field on the mesh's vertices) at vertex ``at`` (a field on the instances)."""
+        n = node('GeometryNodeSampleIndex', x, y, data_type=data_type, domain='POINT')
+        link(group_in.outputs[0], n.inputs["Geometry"])
+        link(value, n.inputs["Value"])
+        link(at, n.inputs["Index"])
+        return n.outputs[0]
+
     def attribute(name, data_type, y):
-        n = node('GeometryNodeInputNamedAttribute', -900, y, data_type=data_type)
+        n = node('GeometryNodeInputNamedAttribute', -1100, y, data_type=data_type)
         n.inputs["Name"].default_value = name
         return n.outputs["Attribute"]
 
-    group_in = node('NodeGroupInput', -1100, 0)
-    position = node('GeometryNodeInputPosition', -900, 300).outputs[0]
+    origin = sample(position, index, 'FLOAT_VECTOR', -600, 400)
     axes = []
     for k, name in enumerate((X_MARKER, Y_MARKER)):
-        sample = node('GeometryNodeSampleIndex', -650, 300 - 250 * k, data_type='FLOAT_VECTOR', domain='POINT')
-        link(group_in.outputs[0], sample.inputs["Geometry"])
-        link(position, sample.inputs["Value"])
-        link(attribute(name, 'INT', 300 - 250 * k - 120), sample.inputs["Index"])
-        axis = node('ShaderNodeVectorMath', -400, 300 - 250 * k, operation='SUBTRACT')
-        link(sample.outputs[0], axis.inputs[0])
-        link(position, axis.inputs[1])
+        tip = sample(position, sample(attribute(name, 'INT', 200 - 250 * k), index, 'INT', -850, 200 - 250 * k),
+                     'FLOAT_VECTOR', -600, 200 - 250 * k)
+        axis = node('ShaderNodeVectorMath', -400, 200 - 250 * k, operation='SUBTRACT')
+        link(tip, axis.inputs[0])
+        link(origin, axis.inputs[1])
         axes.append(axis.outputs[0])
-    rotation = node('FunctionNodeAxesToRotation', -200, 200, primary_axis='X', secondary_axis='Y')
+    rotation = node('FunctionNodeAxesToRotation', -200, 100, primary_axis='X', secondary_axis='Y')
     link(axes[0], rotation.inputs[0])
     link(axes[1], rotation.inputs[1])
-    collection = node('GeometryNodeCollectionInfo', -400, -300)
-    collection.inputs["Collection"].default_value = sources
-    collection.inputs["Separate Children"].default_value = True
-    collection.inputs["Reset Children"].default_value = True
-    instance = node('GeometryNodeInstanceOnPoints', 50, 0)
-    link(group_in.outputs[0], instance.inputs["Points"])
-    link(attribute(BODY, 'BOOLEAN', -100), instance.inputs["Selection"])
-    link(collection.outputs[0], instance.inputs["Instance"])
-    instance.inputs["Pick Instance"].default_value = True
-    link(attribute(INSTANCE, 'INT', -500), instance.inputs["Instance Index"])
-    link(rotation.outputs[0], instance.inputs["Rotation"])
-    link(attribute(SCALE, 'FLOAT_VECTOR', -650), instance.inputs["Scale"])
-    link(instance.outputs[0], node('NodeGroupOutput', 300, 0).inputs[0])
+    transform = node('FunctionNodeCombineTransform', 0, 200)
+    link(origin, transform.inputs["Translation"])
+    link(rotation.outputs[0], transform.inputs["Rotation"])
+    link(sample(attribute(SCALE, 'FLOAT_VECTOR', -300), index, 'FLOAT_VECTOR', -600, -300),
+         transform.inputs["Scale"])
+    join = node('GeometryNodeJoinGeometry', 0, -300)
+    for k, chunk in enumerate(chunks):
+        collection = node('GeometryNodeCollectionInfo', -200, -500 - 200 * k)
+        collection.inputs["Collection"].default_value = chunk
+        collection.inputs["Separate Children"].default_value = True
+        collection.inputs["Reset Children"].default_value = True
+        link(collection.outputs[0], join.inputs[0])
+    place = node('GeometryNodeSetInstanceTransform', 250, 0)
+    link(join.outputs[0], place.inputs["Instances"])
+    link(transform.outputs[0], place.inputs["Transform"])
+    link(place.outputs[0], node('NodeGroupOutput', 450, 0).inputs[0])
     return tree
 
 
 def _child_order(context, points, objects):
-    """Index of each object among the sources collection's children, in the order Collection Info gives them.
+    """Index of each object among the joined instances Collection Info gives (Blender's order).
 
-    Blender sorts the children by name (natural, case-insensitive); rather than copy that rule, which could
-    change between versions, the points object instances child k at point k once and the evaluated depsgraph
-    says which object each instance is.
+    Blender sorts a collection's children by name (natural, case-insensitive); rather than copy that rule,
+    which could change between versions, the bake reads it back: before the cache plays, the evaluated
+    depsgraph lists the points object's instances with their index (persistent_id[0]) and object.
     """
-    points.data.attributes[INSTANCE].data.foreach_set("value", np.arange(len(points.data.vertices), dtype=np.int32))
-    points.data.update()
     depsgraph = context.evaluated_depsgraph_get()
     child = {}
     for inst in depsgraph.object_instances:
@@ -205,40 +231,35 @@ def _child_order(context, points, objects):
         raise InstanceBakeError(f"instanced bake '{points.name}': Blender did not instance '{missing[0]}'"
                                 f"{f' and {len(missing) - 1} more' if len(missing) > 1 else ''} from the "
                                 f"collection '{SOURCES_NAME}'")
-    return np.array([child[o.name] for o in objects], dtype=np.int32)
+    return np.array([child[o.name] for o in objects], dtype=np.int64)
 
 
-def _build(context, objects, markers, frame_start, stored_path):
-    """Points object (linked to the scene), node group and sources collection for a written cache, before
-    Blender's instance order is known; (points, sources, tree)."""
+def _build(context, objects, frame_start):
+    """Points object (linked to the scene, its Mesh Cache modifier not yet pointed at a file), node group and
+    sources collection; (points, sources, tree)."""
     n = len(objects)
     mesh = bpy.data.meshes.new(POINTS_NAME)
     points = sources = tree = None
     try:
         points = bpy.data.objects.new(POINTS_NAME, mesh)
         mesh.vertices.add(3 * n)
-        mesh.vertices.foreach_set("co", markers[0].ravel())
-        body = np.zeros(3 * n, dtype=bool)
-        body[:n] = True
-        _attribute(mesh, BODY, 'BOOLEAN', body)
-        _attribute(mesh, INSTANCE, 'INT', np.zeros(3 * n, dtype=np.int32))
-        scale = np.ones((3 * n, 3), dtype=np.float32)
-        scale[:n] = [tuple(o.scale) for o in objects]
-        _attribute(mesh, SCALE, 'FLOAT_VECTOR', scale)
         for k, name in enumerate((X_MARKER, Y_MARKER)):
             _attribute(mesh, name, 'INT', np.tile(np.arange((k + 1) * n, (k + 2) * n, dtype=np.int32), 3))
-        cache = points.modifiers.new(CACHE_MODIFIER, 'MESH_CACHE')
+        _attribute(mesh, SCALE, 'FLOAT_VECTOR', np.ones((3 * n, 3), dtype=np.float32))
+        cache = points.modifiers.new(CACHE_MODIFIER, 'MESH_CACHE')  # first: it moves what the nodes read
         cache.cache_format = 'PC2'
-        cache.filepath = stored_path
         cache.frame_start = float(frame_start)  # scene frame frame_start plays the cache's first sample
         # positions as written: forward +Y, up +Z and no flips are the defaults (flip_axis is a set in 4.2, three
         # booleans in 5.0, so it is left alone)
         cache.forward_axis, cache.up_axis = 'POS_Y', 'POS_Z'
         cache.deform_mode, cache.time_mode, cache.play_mode = 'OVERWRITE', 'FRAME', 'SCENE'
         sources = bpy.data.collections.new(SOURCES_NAME)
-        for obj in objects:
-            sources.objects.link(obj)
-        tree = _node_group(sources)
+        for start in range(0, n, CHUNK):
+            chunk = bpy.data.collections.new(f"{SOURCES_NAME} {start // CHUNK + 1}")
+            sources.children.link(chunk)
+            for obj in objects[start:start + CHUNK]:
+                chunk.objects.link(obj)
+        tree = _node_group(sources.children)
         points.modifiers.new(NODES_MODIFIER, 'NODES').node_group = tree
         context.scene.collection.objects.link(points)
     except Exception:
@@ -257,6 +278,8 @@ def _remove_blocks(points, mesh, sources, tree):
     if tree is not None:
         bpy.data.node_groups.remove(tree)
     if sources is not None:
+        for chunk in list(sources.children):
+            bpy.data.collections.remove(chunk)
         bpy.data.collections.remove(sources)
 
 
@@ -335,36 +358,42 @@ def bake_instances(context, objects, frame_start, body_poses, offset_location, o
     offset_location = np.asarray(offset_location, dtype=np.float64).reshape(-1, 3)
     reach = np.abs(body_poses[..., :3]).max(initial=0.0) + np.linalg.norm(offset_location, axis=1).max(initial=0.0)
     local = body_markers(offset_location, offset_rotation, marker_length(reach))
-    markers = marker_positions(body_poses, local)
     stored, path = _new_cache_file(scene)
+    built, newly_hidden, written = (None, None, None), [], False
     try:
-        point_cache.write_pc2(path, markers, start_frame=frame_start)
-    except (OSError, ValueError) as exc:
-        raise InstanceBakeError(f"instanced bake '{POINTS_NAME}': cannot write its point cache (the "
-                                f"'{CACHE_MODIFIER}' modifier's file '{path}'): {exc}; nothing was baked") from exc
-    built, newly_hidden = (None, None, None), []
-    try:
-        built = points, sources, tree = _build(context, objects, markers, frame_start, stored)
+        built = points, sources, tree = _build(context, objects, frame_start)
         newly_hidden = _hide_sources(objects)  # before the depsgraph runs, so that it is rebuilt once
-        order = _child_order(context, points, objects)
-        instance = np.zeros(3 * len(objects), dtype=np.int32)
-        instance[:len(objects)] = order
-        points.data.attributes[INSTANCE].data.foreach_set("value", instance)
-        points.data.update()
+        order = np.argsort(_child_order(context, points, objects))  # order[i]: the body of instance i
+        markers = marker_positions(body_poses[:, order], local[order])
+        try:
+            point_cache.write_pc2(path, markers, start_frame=frame_start)
+        except (OSError, ValueError) as exc:
+            raise InstanceBakeError(f"instanced bake '{POINTS_NAME}': cannot write its point cache (the "
+                                    f"'{CACHE_MODIFIER}' modifier's file '{path}'): {exc}; nothing was baked") from exc
+        written = True
+        mesh = points.data
+        mesh.vertices.foreach_set("co", markers[0].ravel())
+        scale = np.ones((3 * len(objects), 3), dtype=np.float32)
+        scale[:len(objects)] = [tuple(objects[b].scale) for b in order]
+        mesh.attributes[SCALE].data.foreach_set("vector", scale.ravel())
+        mesh.update()
+        points.modifiers[CACHE_MODIFIER].filepath = stored
     except Exception as exc:
         _remove_blocks(*built[:1], None, *built[1:])
         _show(newly_hidden)
-        point_cache.remove_file(path)
+        if written:
+            point_cache.remove_file(path)
         if isinstance(exc, InstanceBakeError):
             raise
         raise InstanceBakeError(f"instanced bake '{POINTS_NAME}' of {len(objects)} bodies failed: {exc}; "
                                 "nothing was baked") from exc
     previous = current(scene)[1]
     kept = set(objects)
-    dropped = [o for o in (previous.objects if previous is not None else []) if o not in kept]
+    dropped = [o for o in source_objects(previous) if o not in kept]
     clear_instances(scene, restore=[o for obj in dropped for o in [obj] + _helpers(obj)])
-    for block, name in ((points, POINTS_NAME), (points.data, POINTS_NAME), (tree, POINTS_NAME),
-                        (sources, SOURCES_NAME)):
+    names = [(points, POINTS_NAME), (points.data, POINTS_NAME), (tree, POINTS_NAME), (sources, SOURCES_NAME)]
+    names += [(chunk, f"{SOURCES_NAME} {k + 1}") for k, chunk in enumerate(sources.children)]
+    for block, name in names:
         block.name = name  # built beside the previous bake as "... .001": the names are free again now
     qs = scene.quadric
     qs.instance_points, qs.instance_sources, qs.instance_nodes = points, sources, tree
@@ -379,7 +408,7 @@ def clear_instances(scene, restore=None):
     if points is None and sources is None and tree is None:
         return False
     if restore is None:
-        restore = [o for obj in (sources.objects if sources is not None else []) for o in [obj] + _helpers(obj)]
+        restore = [o for obj in source_objects(sources) for o in [obj] + _helpers(obj)]
     path = cache_path(points)
     qs = scene.quadric
     qs.instance_points = qs.instance_sources = qs.instance_nodes = None

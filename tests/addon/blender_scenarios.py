@@ -966,7 +966,7 @@ def scenario_instances(out, blend_path, usd_path):
     ops.finish_job(ctx, job)
     points = scene.quadric.instance_points  # a bake over a bake: the names stay the same
     res["rebake_names"] = [points.name, points.data.name, scene.quadric.instance_nodes.name,
-                           scene.quadric.instance_sources.name]
+                           scene.quadric.instance_sources.name, scene.quadric.instance_sources.children[0].name[:-2]]
     kept = dict(blocks=datablock_names(), files=files_under(folder), visibility=visibility(bodies),
                 points=scene.quadric.instance_points.name, instances=instance_matrices(scene.quadric.instance_points))
     real = instances._child_order
@@ -1016,6 +1016,47 @@ def scenario_instances(out, blend_path, usd_path):
     except ValueError as exc:
         res["nan_error"] = str(exc)
     res["nan_files"] = files_under(folder)
+    return res
+
+
+def scenario_instances_render(out):
+    """Cycles renders of a glowing cube baked as an instance that leaves the camera's view at frame 2: the centre
+    and corner pixels before the bake, at frame 1 (the instance there, its source hidden) and at frame 2
+    (neither)."""
+    scene = empty_scene()
+    bpy.ops.mesh.primitive_cube_add(size=2.0)
+    cube = bpy.context.object
+    material = bpy.data.materials.new("Glow")
+    material.use_nodes = True
+    glow = material.node_tree.nodes.new('ShaderNodeEmission')
+    glow.inputs["Strength"].default_value = 5.0
+    material.node_tree.links.new(glow.outputs[0], material.node_tree.nodes["Material Output"].inputs[0])
+    cube.data.materials.append(material)
+    bpy.ops.object.camera_add(location=(0.0, 0.0, 10.0))  # looks down -Z at the cube
+    scene.camera = bpy.context.object
+    scene.render.engine = 'CYCLES'
+    scene.cycles.device, scene.cycles.samples = 'CPU', 1
+    scene.render.resolution_x = scene.render.resolution_y = 16
+    scene.render.filepath = os.path.join(os.path.dirname(out), "render.png")
+
+    def centre():
+        """(centre pixel, corner pixel: the background), mean of the colour channels."""
+        bpy.ops.render.render(write_still=True)
+        image = bpy.data.images.load(scene.render.filepath, check_existing=False)
+        pixels = np.array(image.pixels[:]).reshape(16, 16, 4)
+        bpy.data.images.remove(image)
+        return float(pixels[8, 8, :3].mean()), float(pixels[0, 0, :3].mean())
+
+    res = dict(before=centre())
+    poses = np.zeros((2, 1, 7))
+    poses[:, 0, 3] = 1.0
+    poses[1, 0, 0] = 100.0  # frame 2: far out of view
+    mod("instances").bake_instances(bpy.context, [cube], 1, poses, np.zeros((1, 3)), [[1.0, 0.0, 0.0, 0.0]])
+    res["hidden"] = [cube.hide_viewport, cube.hide_render]
+    scene.frame_set(1)
+    res["frame1"] = centre()
+    scene.frame_set(2)
+    res["frame2"] = centre()
     return res
 
 

@@ -64,10 +64,10 @@ def baked(checkout_kernels, scenario, tmp_path_factory):
 def test_bake_adds_one_points_object_and_hides_its_sources(baked):
     assert baked["finish"] == ["FINISHED"], baked["status"]
     assert "as instances of 'Quadric Instances'" in baked["status"]
-    assert baked["rebake_names"] == ["Quadric Instances"] * 3 + ["Quadric Instance Sources"]
+    assert baked["rebake_names"] == ["Quadric Instances"] * 3 + ["Quadric Instance Sources"] * 2
     assert baked["new"]["objects"] == [baked["points"]]  # at most 3 new objects: here one, for any count
     assert baked["new"]["node_groups"] == ["Quadric Instances"]
-    assert baked["new"]["collections"] == ["Quadric Instance Sources"]
+    assert baked["new"]["collections"] == ["Quadric Instance Sources", "Quadric Instance Sources 1"]
     assert baked["new"]["actions"] == []  # the bodies carry no keyframes
     assert np.allclose(baked["points_matrix"], np.eye(4))
     for name, (viewport, render) in baked["visibility_baked"].items():
@@ -138,6 +138,16 @@ def test_poses_that_are_not_finite_are_refused_by_name(baked):
 def test_panel_offers_bake_to_and_export_usd(baked):
     drawn = {tuple(x[:2]) for x in baked["panel"]}
     assert ("prop", "bake_output") in drawn and ("operator", "quadric.export_usd") in drawn
+
+
+def test_instances_render_where_their_hidden_source_does_not(scenario):
+    res = scenario("instances_render")
+    assert res["hidden"] == [True, True]
+    (lit, background), (frame1, _), (frame2, background2) = res["before"], res["frame1"], res["frame2"]
+    assert lit > background + 0.5  # the glowing cube fills the centre pixel, not the corner
+    assert frame1 == pytest.approx(lit, rel=0.05)  # its instance, where the cube was, source hidden
+    # the instance left the view, and the hidden source does not render: the centre is background
+    assert abs(frame2 - background2) < 0.05 * (lit - background)
 
 
 @pytest.fixture(scope="module")
