@@ -135,6 +135,7 @@ def _new_cache_file(scene):
 
 
 def _attribute(mesh, name, kind, values):
+    """A new point attribute of the mesh, filled from ``values`` in one call."""
     attr = mesh.attributes.new(name, kind, 'POINT')
     attr.data.foreach_set("vector" if kind == 'FLOAT_VECTOR' else "value", np.ascontiguousarray(values).ravel())
 
