@@ -7,9 +7,10 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from . import bake, body_shape, convert, fitting, particle_bake, preflight, rope_rig, runtime, shapes
+from . import bake, body_shape, convert, fitting, instances, particle_bake, preflight, rope_rig, runtime, shapes
 from .job import SimulationJob
-from .properties import BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, SHAPE_ITEMS, end_mode_property
+from .properties import (BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, SHAPE_ITEMS, end_mode_property,
+                         frame_range)
 
 # The one running modal simulation (the panel and status bar read it), and the last job started (for scripts).
 active_job = None
@@ -400,28 +401,55 @@ def prepare_job(context, op=None, on_progress=None):
 
 
 def bake_all(context, conv, rec, op=None):
-    """Bake a Recording: the point caches' files first (a failure there changes nothing in Blender and is
-    reported), then keyframes, then the modifiers and objects that play the caches. (bodies, ropes, groups) baked,
-    or None after reporting why nothing was."""
+    """Bake a Recording: the particles' point-cache files first (a failure there changes nothing in Blender),
+    then bodies (keyframes or instances, bake.bake_recording) and ropes, then the modifiers and objects that play
+    the particles' caches. Returns (bodies, ropes, groups) baked, or None after reporting why nothing was."""
+    scene = context.scene
     try:
-        written = particle_bake.write_caches(context.scene, conv, rec)
+        written = particle_bake.write_caches(scene, conv, rec)
     except (OSError, ValueError) as exc:
         message = f"could not write the point caches ({exc}); nothing was baked"
-        context.scene.quadric.status = message
+        scene.quadric.status = message
         if op is not None:
             op.report({'ERROR'}, message)
         return None
-    nb, nr = bake.bake_recording(context, conv, rec)
+    try:
+        nb, nr = bake.bake_recording(context, conv, rec)
+    except ValueError as exc:  # an instanced bake that failed has undone itself and names the object
+        scene.quadric.status = f"Error: {exc}"
+        if op is not None:
+            op.report({'ERROR'}, str(exc))
+        return None
     return nb, nr, particle_bake.attach_caches(conv, rec, written)
 
 
-def describe_bake(bodies, ropes, groups):
-    """'baked 3 bodies and 1 ropes', with the particle groups and soft bodies when there are any."""
+def describe_bake(scene, bodies, ropes, groups):
+    """'baked 3 bodies and 1 ropes', with the instanced bake's object and the particle groups where there are."""
+    as_instances = scene.quadric.instance_points is not None and scene.quadric.bake_output == 'INSTANCES'
+    what = f"{bodies} bodies as instances of '{scene.quadric.instance_points.name}'" if as_instances else \
+        f"{bodies} bodies"
     if not groups:
-        return f"baked {bodies} bodies and {ropes} ropes"
-    parts = [f"{bodies} bodies"] * bool(bodies) + [f"{ropes} ropes"] * bool(ropes)
+        return f"baked {what} and {ropes} ropes"
+    parts = [what] * bool(bodies) + [f"{ropes} ropes"] * bool(ropes)
     parts.append(f"{groups} particle group{'s' if groups != 1 else ''} or soft bod{'ies' if groups != 1 else 'y'}")
     return "baked " + (", ".join(parts[:-1]) + " and " if len(parts) > 1 else "") + parts[-1]
+
+
+def bake_and_report(context, conv, rec, op=None, source=""):
+    """bake_all, then say what was written (status and report); the message, or None after reporting why
+    nothing was baked."""
+    scene = context.scene
+    counts = bake_all(context, conv, rec, op)
+    if counts is None:
+        return None
+    msg = f"{describe_bake(scene, *counts)} {source}".rstrip()
+    scene.quadric.status = msg
+    if op is not None:
+        op.report({'INFO'}, msg)
+        if scene.quadric.bake_output == 'INSTANCES' and counts[0] and not bpy.data.filepath:
+            op.report({'WARNING'}, "the file is not saved, so the instances' point cache is in Blender's temporary "
+                                   "folder, which is deleted when Blender quits: save the file and bake again")
+    return msg
 
 
 def finish_job(context, job, op=None):
@@ -445,14 +473,11 @@ def finish_job(context, job, op=None):
     if counts is None:
         return {'CANCELLED'}
     scene.quadric.partial_bake_end = 0
-    compiled = (f"; compiled {job.kernels_compiled} solver kernels in {job.compile_seconds:.0f} s, kept for next "
+    compiled = (f", compiled {job.kernels_compiled} solver kernels in {job.compile_seconds:.0f} s, kept for next "
                 "time" if job.kernels_compiled else "")
-    msg = (f"{describe_bake(*counts)} over {job.conv.frames} frames (simulated in {job.seconds:.1f} s"
-           f"{compiled})")
-    scene.quadric.status = msg
-    if op is not None:
-        op.report({'INFO'}, msg)
-    return {'FINISHED'}
+    msg = bake_and_report(context, job.conv, job.recording, op,
+                          f"over {job.conv.frames} frames (simulated in {job.seconds:.1f} s{compiled})")
+    return {'FINISHED'} if msg is not None else {'CANCELLED'}
 
 
 def cancelled_while_compiling(job):
@@ -636,21 +661,28 @@ class QUADRIC_OT_cancel(bpy.types.Operator):
 
 
 class QUADRIC_OT_clear_bake(bpy.types.Operator):
-    """Remove the baked keyframes and restore the original transforms and rotation modes; delete the point
-    caches of particles and soft bodies, with their Mesh Cache modifiers and particle objects"""
+    """Remove the baked keyframes and restore the original transforms and rotation modes; delete an instanced
+    bake (its points object, node group, collection and point cache file) and show its bodies again; delete the
+    point caches of particles and soft bodies, with their Mesh Cache modifiers and particle objects"""
     bl_idname = "quadric.clear_bake"
     bl_label = "Clear Bake"
     bl_options = {'REGISTER', 'UNDO'}
 
     def execute(self, context):
+        scene = context.scene
+        points = scene.quadric.instance_points
+        name = points.name if points is not None else ""
         n = 0
-        for name in [o.name for o in context.scene.objects]:
-            obj = bpy.data.objects.get(name)  # a group's particles object goes with the group's bake
+        for obj_name in [o.name for o in scene.objects]:
+            obj = bpy.data.objects.get(obj_name)  # a group's particles object goes with the group's bake
             if obj is not None:
                 n += bake.clear_bake(obj) | particle_bake.clear(obj)
-        context.scene.quadric.status = ""
-        context.scene.quadric.partial_bake_end = 0
-        self.report({'INFO'}, f"cleared the bake of {n} object{'s' if n != 1 else ''}")
+        cleared = instances.clear_instances(scene)
+        scene.quadric.status = ""
+        scene.quadric.partial_bake_end = 0
+        also = f" and deleted the instanced bake '{name}'" if cleared and name else \
+            " and the instanced bake" if cleared else ""
+        self.report({'INFO'}, f"cleared the bake of {n} object{'s' if n != 1 else ''}{also}")
         return {'FINISHED'}
 
 
@@ -672,6 +704,36 @@ class QUADRIC_OT_export_scene(bpy.types.Operator, ExportHelper):
         cmd = (f"python -m solver run {os.path.basename(self.filepath)} -o recording.npz --frames {conv.frames} "
                f"--fps {conv.fps:g} --substeps {conv.substeps}")
         self.report({'INFO'}, f"wrote {self.filepath}; simulate it with: {cmd}")
+        return {'FINISHED'}
+
+
+class QUADRIC_OT_export_usd(bpy.types.Operator, ExportHelper):
+    """Write the scene over the simulated frames to USD for other applications: an instanced bake becomes a
+    point instancer with positions and orientations per frame, keyframed bodies and ropes animated prims"""
+    bl_idname = "quadric.export_usd"
+    bl_label = "Export USD"
+    filename_ext = ".usd"
+    filter_glob: StringProperty(default="*.usd;*.usda;*.usdc", options={'HIDDEN'})
+
+    def execute(self, context):
+        scene = context.scene
+        start, end = frame_range(scene)
+        saved = scene.frame_start, scene.frame_end
+        options = dict(filepath=self.filepath, export_animation=True, evaluation_mode='RENDER')
+        if "use_instancing" in bpy.ops.wm.usd_export.get_rna_type().properties:
+            options["use_instancing"] = True  # instances as references to their sources, not copies
+        try:
+            scene.frame_start, scene.frame_end = start, end  # Blender's exporter writes the scene's range
+            result = bpy.ops.wm.usd_export(**options)
+        except RuntimeError as exc:
+            self.report({'ERROR'}, f"USD export to '{self.filepath}' failed: {exc}")
+            return {'CANCELLED'}
+        finally:
+            scene.frame_start, scene.frame_end = saved
+        if 'FINISHED' not in result:
+            self.report({'ERROR'}, f"Blender's USD exporter did not write '{self.filepath}'")
+            return {'CANCELLED'}
+        self.report({'INFO'}, f"wrote frames {start}-{end} to {self.filepath}")
         return {'FINISHED'}
 
 
@@ -710,11 +772,8 @@ class QUADRIC_OT_import_recording(bpy.types.Operator, ImportHelper):
         if problem:
             self.report({'ERROR'}, problem)
             return {'CANCELLED'}
-        counts = bake_all(context, conv, rec, self)
-        if counts is None:
-            return {'CANCELLED'}
-        self.report({'INFO'}, f"{describe_bake(*counts)} from {os.path.basename(self.filepath)}")
-        return {'FINISHED'}
+        msg = bake_and_report(context, conv, rec, self, f"from {os.path.basename(self.filepath)}")
+        return {'FINISHED'} if msg is not None else {'CANCELLED'}
 
 
 def remove_rope(arm):
@@ -786,7 +845,8 @@ class QUADRIC_OT_remove(bpy.types.Operator):
 CLASSES = (QUADRIC_OT_add_body, QUADRIC_OT_fit_shape, QUADRIC_OT_copy_from_active, QUADRIC_OT_add_collider,
            QUADRIC_OT_make_rope, QUADRIC_OT_check_scene, QUADRIC_OT_resolve_overlaps, QUADRIC_OT_simulate,
            QUADRIC_OT_cancel,
-           QUADRIC_OT_clear_bake, QUADRIC_OT_export_scene, QUADRIC_OT_import_recording, QUADRIC_OT_remove)
+           QUADRIC_OT_clear_bake, QUADRIC_OT_export_scene, QUADRIC_OT_export_usd, QUADRIC_OT_import_recording,
+           QUADRIC_OT_remove)
 
 
 def register():

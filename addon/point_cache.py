@@ -32,7 +32,7 @@ def write_pc2(path, positions, start_frame=1.0, sample_rate=1.0):
     tmp = f"{path}.part"
     with open(tmp, "wb") as handle:
         handle.write(_HEADER.pack(SIGNATURE, 1, pos.shape[1], float(start_frame), float(sample_rate), pos.shape[0]))
-        handle.write(np.ascontiguousarray(pos).tobytes())
+        np.ascontiguousarray(pos).tofile(handle)  # no bytes copy: 2,000 bodies x 250 frames are 18 MB
     os.replace(tmp, path)
 
 

@@ -41,6 +41,12 @@ COLLIDER_KIND_ITEMS = [
     ('MESH', "Mesh", "Any mesh (terrain, bowl, stairs), modifiers applied: its faces collide on their front side, "
                      "the side their normals point to"),
 ]
+BAKE_OUTPUT_ITEMS = [
+    ('KEYFRAMES', "Keyframes", "Location and rotation keyframes on every body's object (editable in the Graph "
+                               "Editor; slow to play beyond a few thousand bodies)"),
+    ('INSTANCES', "Instances", "One points object that instances every body's object, moved by a point cache "
+                               "file beside the .blend (Blender plays it natively; for thousands of bodies)"),
+]
 END_MODE_ITEMS = [
     ('FREE', "Free", "The end hangs free"),
     ('PIN', "Pinned", "The end stays where it is and may turn"),
@@ -230,6 +236,11 @@ class QuadricObjectSettings(bpy.types.PropertyGroup):
     orig_rotation_euler: FloatVectorProperty(size=3, description="Rotation (Euler, radians) before the bake")
     orig_rotation_axis_angle: FloatVectorProperty(size=4, default=(0.0, 0.0, 1.0, 0.0),
                                                   description="Rotation (axis and angle) before the bake")
+    # An instanced bake hides its source objects (and their shape displays); Clear Bake shows them as they were
+    instance_hidden: BoolProperty(name="Hidden by Instanced Bake", default=False,
+                                  description="An instanced bake hid the object: its instances move in its place")
+    orig_hide_viewport: BoolProperty(description="Disabled in viewports before the instanced bake hid it")
+    orig_hide_render: BoolProperty(description="Disabled in renders before the instanced bake hid it")
 
 
 class QuadricProblem(bpy.types.PropertyGroup):
@@ -251,6 +262,14 @@ class QuadricSceneSettings(bpy.types.PropertyGroup):
     iterations: IntProperty(name="Velocity Sweeps", default=0, min=0, soft_max=100,
                             description="The contact solver's velocity sweeps per substep, at most (0: solver "
                                         "default, 8); typical 4 to 30 (tall stacks need more)")
+    bake_output: EnumProperty(name="Bake To", default='KEYFRAMES', items=BAKE_OUTPUT_ITEMS,
+                              description="What Simulate writes for the bodies (ropes always bake to bone keyframes)")
+    instance_points: PointerProperty(name="Instances", type=bpy.types.Object,
+                                     description="The points object of the instanced bake (Clear Bake deletes it)")
+    instance_sources: PointerProperty(name="Instance Sources", type=bpy.types.Collection,
+                                      description="The collection of the objects the instanced bake instances")
+    instance_nodes: PointerProperty(name="Instance Nodes", type=bpy.types.NodeTree,
+                                    description="The Geometry Nodes group that places the instanced bake's bodies")
     status: StringProperty(name="Last Result", default="", description="Outcome of the last simulation or check")
     partial_bake_end: IntProperty(name="Partial Bake Until", default=0,
                                   description="Last frame of a bake kept from a cancelled or diverged run (0: the "

@@ -1,7 +1,7 @@
 """Panels: Properties editor > Physics tab (per object) and the 3D viewport sidebar tab "Quadric"."""
 import bpy
 
-from . import body_shape, operators, particle_ui, preflight
+from . import body_shape, instances, operators, particle_ui, preflight
 from .preset_menus import draw_preset_row
 from .properties import frame_range
 
@@ -27,6 +27,7 @@ def draw_scene_settings(layout, context):
     col = layout.column(align=True)
     col.prop(qs, "substeps")
     col.prop(qs, "iterations")
+    col.prop(qs, "bake_output")
     col.prop(qs, "use_scene_range")
     if not qs.use_scene_range:
         row = col.row(align=True)
@@ -46,10 +47,13 @@ def draw_scene_settings(layout, context):
     if qs.partial_bake_end:
         layout.label(text=f"Partial bake: frames {start}-{qs.partial_bake_end} (Simulate again for all)",
                      icon='ERROR')
+    if instances.cache_missing(scene):
+        layout.label(text="The instances' point cache file is missing: bake again", icon='ERROR')
     draw_problems(layout, qs)
     row = layout.row(align=True)
     row.operator("quadric.export_scene", text="Export Scene", icon='EXPORT')
     row.operator("quadric.import_recording", text="Import Recording", icon='IMPORT')
+    layout.operator("quadric.export_usd", icon='EXPORT')
 
 
 def draw_problems(layout, qs):
@@ -146,6 +150,8 @@ def draw_object_settings(layout, obj):
     box.prop(s, "restitution")
     if s.is_baked:
         layout.label(text="Baked", icon='KEYINGSET')
+    if s.instance_hidden:
+        layout.label(text="Baked as instances: hidden, its instances move in its place", icon='HIDE_ON')
     layout.operator("quadric.copy_from_active", icon='PASTEDOWN')
     layout.operator("quadric.remove", icon='X').object = obj.name
 

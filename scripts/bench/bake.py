@@ -21,6 +21,11 @@ scratch folder, the add-on loaded from this checkout by scripts/bake.py's loader
                made from a mesh's vertices: reading them, Check Scene, writing
                their point cache for 250 frames (synthetic positions) and making
                the objects that play it, and one frame change of the playback
+  instances    Bake To Instances for 2,000 and 100,000 bodies (--instance-bodies): the bake, Blender's
+               first depsgraph evaluation after it, and playback (frame_set through every frame: the
+               depsgraph evaluation a viewport redraw waits for, without the drawing), against the
+               keyframe bake of the same poses where it finishes in reasonable time
+               (--keyframe-bodies-max); ratios keyframes / instances
 """
 import argparse
 import json
@@ -207,6 +212,78 @@ def child_first_click(args):
                 process_setup_seconds=round(t_click - t_start, 2))
 
 
+def pebble_objects(mod, scene, n):
+    """``n`` objects sharing one small mesh, with their bindings (random origin -> body offsets)."""
+    import bpy
+    import numpy as np
+
+    convert = mod("convert")
+    mesh = bpy.data.meshes.new("pebble")
+    mesh.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)], [], [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)])
+    rng = np.random.default_rng(3)
+    bindings = []
+    for i in range(n):
+        obj = bpy.data.objects.new(f"Pebble.{i:06d}", mesh)
+        obj.scale = (0.05, 0.05, 0.05)
+        scene.collection.objects.link(obj)
+        q = rng.normal(size=4)
+        bindings.append(convert.BodyBinding(obj.name, i, rng.normal(scale=0.01, size=3), q / np.linalg.norm(q)))
+    return bindings
+
+
+def timed_bake(mod, context, conv, rec, output, frames):
+    """(bake seconds, first evaluation seconds, playback frames per second, objects added) of one bake of
+    ``output``, cleared again after."""
+    import bpy
+
+    bake = mod("bake")
+    context.scene.quadric.bake_output = output
+    context.view_layer.update()
+    objects = len(bpy.data.objects)
+    t0 = time.perf_counter()
+    bake.bake_recording(context, conv, rec)
+    t1 = time.perf_counter()
+    context.evaluated_depsgraph_get()
+    t2 = time.perf_counter()
+    for f in range(1, frames + 1):
+        context.scene.frame_set(f)
+    t3 = time.perf_counter()
+    added = len(bpy.data.objects) - objects
+    bpy.ops.quadric.clear_bake()
+    context.view_layer.update()
+    return t1 - t0, t2 - t1, frames / (t3 - t2), added
+
+
+def child_instances(args):
+    import bpy
+    import numpy as np
+
+    mod = load_addon()
+    convert = mod("convert")
+    scene = fresh_scene()
+    n, frames = args.bodies, args.frames
+    scene.frame_start, scene.frame_end = 1, frames
+    bindings = pebble_objects(mod, scene, n)
+    poses = random_poses(np.random.default_rng(4), frames, n)
+
+    class Rec:
+        body_poses = poses
+
+    conv = convert.Conversion(None, bindings, [], 1, frames, 24.0, 10, 0)
+    context = bpy.context
+    bake_s, eval_s, fps, added = timed_bake(mod, context, conv, Rec, 'INSTANCES', frames)
+    rows = [dict(case="instance_bake", n=n, frames=frames, bake_seconds=round(bake_s, 3),
+                 first_eval_seconds=round(eval_s, 3), playback_fps=round(fps, 1),
+                 cache_mb=round(frames * 3 * n * 12 / 2**20, 1), objects_added=added)]
+    if n <= args.keyframe_bodies_max:
+        key_bake, key_eval, key_fps, _ = timed_bake(mod, context, conv, Rec, 'KEYFRAMES', frames)
+        rows.append(dict(case="keyframe_bake", n=n, frames=frames, bake_seconds=round(key_bake, 3),
+                         first_eval_seconds=round(key_eval, 3), playback_fps=round(key_fps, 1)))
+        rows.append(dict(case="keyframes / instances", n=n, frames=frames, ratio=round(key_bake / bake_s, 2),
+                         playback_ratio=round(fps / key_fps, 2)))
+    return rows
+
+
 def child_first_click_shipped(args):
     import importlib
 
@@ -232,6 +309,7 @@ def child_first_click_shipped(args):
                 seconds_whole_run=round(time.perf_counter() - t_click, 2), state=job.state,
                 kernels_compiled=job.kernels_compiled, prebuilt=runtime.prebuilt_note,
                 install_seconds=round(t_click - t_start, 2))
+
 
 
 def child_particle_write(args):
@@ -283,13 +361,15 @@ def child_particle_write(args):
                 **{k: round(v, 3) for k, v in timings.items()}, goal_seconds=0.05)
 
 
+
 CHILDREN = dict(body_write=child_body_write, rope_write=child_rope_write, ui_stall=child_ui_stall,
                 first_click=child_first_click, first_click_shipped=child_first_click_shipped,
-                particle_write=child_particle_write)
+                particle_write=child_particle_write, instances=child_instances)
 
 
 # --------------------------------------------------------------------------- orchestration
 def run_child(case, args, user_dir, extra=()):
+    """Run one case in its own process; print its JSON lines (one per figure) and return the last."""
     env = dict(os.environ)
     env["HOME"] = os.path.join(user_dir, "home")
     env["BLENDER_USER_RESOURCES"] = os.path.join(user_dir, "resources")
@@ -301,14 +381,15 @@ def run_child(case, args, user_dir, extra=()):
     if proc.returncode != 0 or not lines:
         print(json.dumps(dict(case=case, error=proc.stderr[-2000:])), flush=True)
         return None
-    print(lines[-1], flush=True)
+    for line in lines:
+        print(line, flush=True)
     return json.loads(lines[-1])
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", nargs="+", default=["body_write", "rope_write", "ui_stall", "first_click",
-                                                   "first_click_shipped", "particle_write"],
+                                                   "first_click_shipped", "particle_write", "instances"],
                     choices=sorted(CHILDREN))
     ap.add_argument("--bodies", type=int, default=1000)
     ap.add_argument("--frames", type=int, default=250)
@@ -317,13 +398,19 @@ def main():
     ap.add_argument("--stall-bodies", type=int, default=1000)
     ap.add_argument("--stall-frames", type=int, default=96)
     ap.add_argument("--substeps", type=int, default=10)
+    ap.add_argument("--instance-bodies", type=int, nargs="+", default=[2000, 100000])
+    ap.add_argument("--instance-frames", type=int, default=250)
+    ap.add_argument("--keyframe-bodies-max", type=int, default=20000,
+                    help="instances: also bake keyframes for body counts up to this")
     ap.add_argument("--particles", type=int, default=100_000)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--cache-state", default="", help=argparse.SUPPRESS)
     ap.add_argument("--zip", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(CHILDREN[args.child](args)), flush=True)
+        result = CHILDREN[args.child](args)
+        for row in result if isinstance(result, list) else [result]:
+            print(json.dumps(row), flush=True)
         return 0
     args.passthrough = [f"--bodies={args.bodies}", f"--frames={args.frames}", f"--ropes={args.ropes}",
                         f"--bones={args.bones}", f"--stall-bodies={args.stall_bodies}",
@@ -333,6 +420,11 @@ def main():
     try:
         warm_dir = os.path.join(scratch, "warm")
         for case in args.cases:
+            if case == "instances":
+                for n in args.instance_bodies:
+                    run_child(case, args, warm_dir, [f"--bodies={n}", f"--frames={args.instance_frames}",
+                                                        f"--keyframe-bodies-max={args.keyframe_bodies_max}"])
+                continue
             if case == "first_click":
                 cold_dir = os.path.join(scratch, "cold")
                 run_child(case, args, cold_dir, ["--cache-state=cold"])

@@ -843,6 +843,278 @@ def scenario_check_thousand(out, count):
                 planted=[[*names, depth] for names, depth in planted.items()], kernels=kernel_modules())
 
 
+# --------------------------------------------------------------------------- instanced output
+def datablock_names():
+    """Every datablock's name by kind: what a bake may add and Clear Bake must remove again."""
+    return {kind: sorted(getattr(bpy.data, kind).keys())
+            for kind in ("objects", "meshes", "node_groups", "collections", "actions")}
+
+
+def instance_matrices(points):
+    """{source object name: world matrix} of the instances the points object makes, from the evaluated depsgraph."""
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    found = {}
+    for inst in depsgraph.object_instances:
+        if inst.is_instance and inst.parent is not None and inst.parent.original == points:
+            name = inst.instance_object.original.name
+            assert name not in found, f"'{name}' instanced twice"
+            found[name] = [list(row) for row in inst.matrix_world]
+    return found
+
+
+def instance_frames(scene, points, frames):
+    res = {}
+    for f in frames:
+        scene.frame_set(f)
+        res[str(f)] = instance_matrices(points)
+    return res
+
+
+def visibility(objs):
+    return {o.name: [o.hide_viewport, o.hide_render] for o in objs}
+
+
+def files_under(folder):
+    return sorted(os.path.relpath(os.path.join(d, f), folder) for d, _, fs in os.walk(folder) for f in fs)
+
+
+def bindings_of(conv):
+    """What a test needs to place each body's object from the recording itself."""
+    return {b.object_name: dict(index=b.index, offset_location=list(map(float, b.offset_location)),
+                                offset_rotation=list(map(float, b.offset_rotation)),
+                                scale=list(bpy.data.objects[b.object_name].scale)) for b in conv.bodies}
+
+
+def scenario_instances(out, blend_path, usd_path):
+    """The bake scene baked as instances: through the job (keeping its Recording), the depsgraph's instances at
+    several frames, the cache file, Clear Bake, undo and redo of the operator, a failing bake, Export USD."""
+    scene, bodies = build_bake_scene()
+    scene.quadric.bake_output = 'INSTANCES'
+    folder = os.path.dirname(blend_path)
+    ops, instances, point_cache = mod("operators"), mod("instances"), mod("point_cache")
+    displays = [o.quadric.shape_display for o in bodies]
+    names = [o.name for o in bodies + displays]  # undo replaces the objects: read them again by name
+    bpy.ops.wm.save_as_mainfile(filepath=blend_path)
+    before = datablock_names()
+    res = dict(visibility_before=visibility(bodies + displays), files_before=files_under(folder))
+
+    # 1. The job, as the operator runs it, keeping the Recording to compare with.
+    ctx = bpy.context
+    job = ops.prepare_job(ctx)
+    job.run_sync()
+    with captured_reports() as reports:
+        res["finish"] = sorted(ops.finish_job(ctx, job))
+    res["finish_reports"] = reports
+    res["status"] = scene.quadric.status
+    points = scene.quadric.instance_points
+    res["points"] = points.name
+    res["recording"] = job.recording.body_poses.tolist()
+    res["frame_start"] = job.conv.frame_start
+    res["bindings"] = bindings_of(job.conv)
+    res["new"] = {kind: sorted(set(names) - set(before[kind])) for kind, names in datablock_names().items()}
+    res["points_matrix"] = [list(row) for row in points.matrix_world]
+    cache = points.modifiers[instances.CACHE_MODIFIER]
+    res["cache_settings"] = dict(forward=cache.forward_axis, up=cache.up_axis, flip=sorted(cache.flip_axis)
+                                 if isinstance(cache.flip_axis, set) else [i for i, f in enumerate(cache.flip_axis)
+                                                                          if f], filepath=cache.filepath)
+    path = bpy.path.abspath(cache.filepath)
+    data, start, rate = point_cache.read_pc2(path)
+    res["pc2"] = dict(shape=list(data.shape), start=start, rate=rate)
+    res["files_baked"] = files_under(folder)
+    res["visibility_baked"] = visibility(bodies + displays)
+    last = scene.frame_start + len(res["recording"]) - 1
+    frames = [scene.frame_start, scene.frame_start + 1, (scene.frame_start + last) // 2, last]
+    res["instances"] = instance_frames(scene, points, frames)
+    scene.frame_set(scene.frame_start)
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    res["evaluated_objects"] = sorted(o.original.name for o in depsgraph.objects)
+    res["panel"] = draw_panels([bodies[0]])
+
+    # 2. Export USD: the point instancer, read back with pxr in another process (tests/addon/usd_instancer.py).
+    with captured_reports() as reports:
+        res["usd_export"] = sorted(bpy.ops.quadric.export_usd(filepath=usd_path))
+    res["usd_reports"] = reports
+    res["bpy_site_packages"] = os.path.join(bpy.utils.resource_path('LOCAL'), "python", "lib",
+                                            f"python{sys.version_info.major}.{sys.version_info.minor}",
+                                            "site-packages")
+
+    # 3. Clear Bake: no datablock or file of the bake is left, and the bodies show as they did.
+    with captured_reports() as reports:
+        res["clear"] = sorted(bpy.ops.quadric.clear_bake())
+    res["clear_reports"] = reports
+    res["after_clear"] = datablock_names()
+    res["before"] = before
+    res["files_after_clear"] = files_under(folder)
+    res["visibility_after_clear"] = visibility(bodies + displays)
+    res["pointers_after_clear"] = [x is None for x in instances.current(scene)]
+
+    # 4. The operator as a click runs it (one undo step): undo removes the bake, redo brings it back.
+    window = bpy.context.window_manager.windows[0]
+    with bpy.context.temp_override(window=window):
+        bpy.ops.ed.undo_push(message="before Simulate")
+        res["simulate"] = sorted(bpy.ops.quadric.simulate('EXEC_DEFAULT', True))
+    res["after_simulate"] = datablock_names()["objects"]
+    with bpy.context.temp_override(window=window):
+        bpy.ops.ed.undo()
+    res["after_undo"] = datablock_names()
+    res["visibility_after_undo"] = visibility([bpy.data.objects[n] for n in names])
+    with bpy.context.temp_override(window=window):
+        bpy.ops.ed.redo()
+    scene = bpy.context.scene
+    points = scene.quadric.instance_points
+    res["after_redo_points"] = points.name if points is not None else None
+    res["after_redo"] = instance_frames(scene, points, [last]) if points is not None else {}
+    bodies, displays = [bpy.data.objects[n] for n in names[:2]], [bpy.data.objects[n] for n in names[2:]]
+    res["visibility_after_redo"] = visibility(bodies + displays)
+    bpy.ops.quadric.clear_bake()
+
+    # 5. A bake that fails mid-way (Blender does not instance a source: the order lookup raises) leaves the file as
+    #    it was, with its earlier instanced bake in place.
+    job = ops.prepare_job(ctx)
+    job.run_sync()
+    ops.finish_job(ctx, job)
+    ops.finish_job(ctx, job)
+    points = scene.quadric.instance_points  # a bake over a bake: the names stay the same
+    res["rebake_names"] = [points.name, points.data.name, scene.quadric.instance_nodes.name,
+                           scene.quadric.instance_sources.name, scene.quadric.instance_sources.children[0].name[:-2]]
+    kept = dict(blocks=datablock_names(), files=files_under(folder), visibility=visibility(bodies),
+                points=scene.quadric.instance_points.name, instances=instance_matrices(scene.quadric.instance_points))
+    real = instances._child_order
+
+    def refuse(context, points, objects):
+        real(context, points, objects)
+        raise instances.InstanceBakeError(f"instanced bake '{points.name}': Blender did not instance "
+                                          f"'{objects[-1].name}'")
+
+    instances._child_order = refuse
+    try:
+        res["failed_finish"] = sorted(ops.finish_job(ctx, job))
+    finally:
+        instances._child_order = real
+    res["failed_status"] = scene.quadric.status
+    res["failed_kept"] = kept == dict(blocks=datablock_names(), files=files_under(folder),
+                                      visibility=visibility(bodies), points=scene.quadric.instance_points.name,
+                                      instances=instance_matrices(scene.quadric.instance_points))
+    bpy.ops.quadric.clear_bake()
+
+    # 6. A cache folder that cannot be made (a file stands where it goes): nothing changes, the error says where.
+    blocker = os.path.join(folder, point_cache.CACHE_FOLDER)
+    for name in os.listdir(blocker) if os.path.isdir(blocker) else []:
+        os.rmdir(os.path.join(blocker, name))
+    if os.path.isdir(blocker):
+        os.rmdir(blocker)
+    with open(blocker, "w") as handle:
+        handle.write("not a folder")
+    untouched = dict(blocks=datablock_names(), visibility=visibility(bodies + displays))
+    res["blocked_finish"] = sorted(ops.finish_job(ctx, job))
+    res["blocked_status"] = scene.quadric.status
+    res["blocked_untouched"] = untouched == dict(blocks=datablock_names(), visibility=visibility(bodies + displays))
+    res["blocked_files"] = files_under(folder)
+    os.remove(blocker)
+
+    # 7. Poses that are not finite are refused by name before anything is written.
+    bad = job.recording.body_poses.copy()
+    target = next(b for b in job.conv.bodies if b.object_name == "Brick")
+    bad[3, target.index, 0] = math.nan
+
+    class Bad:
+        body_poses = bad
+
+    try:
+        mod("bake").bake_recording(ctx, job.conv, Bad)
+        res["nan_error"] = ""
+    except ValueError as exc:
+        res["nan_error"] = str(exc)
+    res["nan_files"] = files_under(folder)
+    return res
+
+
+def scenario_instances_render(out):
+    """Cycles renders of a glowing cube baked as an instance that leaves the camera's view at frame 2: the centre
+    and corner pixels before the bake, at frame 1 (the instance there, its source hidden) and at frame 2
+    (neither)."""
+    scene = empty_scene()
+    bpy.ops.mesh.primitive_cube_add(size=2.0)
+    cube = bpy.context.object
+    material = bpy.data.materials.new("Glow")
+    material.use_nodes = True
+    glow = material.node_tree.nodes.new('ShaderNodeEmission')
+    glow.inputs["Strength"].default_value = 5.0
+    material.node_tree.links.new(glow.outputs[0], material.node_tree.nodes["Material Output"].inputs[0])
+    cube.data.materials.append(material)
+    bpy.ops.object.camera_add(location=(0.0, 0.0, 10.0))  # looks down -Z at the cube
+    scene.camera = bpy.context.object
+    scene.render.engine = 'CYCLES'
+    scene.cycles.device, scene.cycles.samples = 'CPU', 1
+    scene.render.resolution_x = scene.render.resolution_y = 16
+    scene.render.filepath = os.path.join(os.path.dirname(out), "render.png")
+
+    def centre():
+        """(centre pixel, corner pixel: the background), mean of the colour channels."""
+        bpy.ops.render.render(write_still=True)
+        image = bpy.data.images.load(scene.render.filepath, check_existing=False)
+        pixels = np.array(image.pixels[:]).reshape(16, 16, 4)
+        bpy.data.images.remove(image)
+        return float(pixels[8, 8, :3].mean()), float(pixels[0, 0, :3].mean())
+
+    res = dict(before=centre())
+    poses = np.zeros((2, 1, 7))
+    poses[:, 0, 3] = 1.0
+    poses[1, 0, 0] = 100.0  # frame 2: far out of view
+    mod("instances").bake_instances(bpy.context, [cube], 1, poses, np.zeros((1, 3)), [[1.0, 0.0, 0.0, 0.0]])
+    res["hidden"] = [cube.hide_viewport, cube.hide_render]
+    scene.frame_set(1)
+    res["frame1"] = centre()
+    scene.frame_set(2)
+    res["frame2"] = centre()
+    return res
+
+
+def scenario_instances_many(out, count):
+    """``count`` pebbles on a grid over a floor, baked as instances over a few frames: how many objects that adds,
+    and every instance's matrix against the Recording."""
+    import time
+
+    count = int(count)
+    scene = empty_scene()
+    scene.frame_start, scene.frame_end = 1, 3
+    scene.quadric.substeps = 2
+    scene.quadric.bake_output = 'INSTANCES'
+    bpy.ops.mesh.primitive_plane_add(size=200.0)
+    select_only(bpy.context.object)
+    bpy.ops.quadric.add_collider()
+    rng = np.random.default_rng(5)
+    side = int(np.ceil(count ** 0.5))
+    meshes = []
+    for k in range(4):  # a few pebble shapes, shared as real scenes share them
+        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=1, radius=1.0)
+        shape = bpy.context.object
+        meshes.append(shape.data)
+        bpy.data.objects.remove(shape)
+    for k in range(count):
+        obj = bpy.data.objects.new(f"Pebble.{k:04d}", meshes[k % len(meshes)])
+        scene.collection.objects.link(obj)
+        obj.location = ((k % side) * 0.3, (k // side) * 0.3, 0.2)
+        obj.rotation_euler = tuple(rng.uniform(0.0, 2.0 * np.pi, 3))
+        obj.scale = tuple(rng.uniform(0.04, 0.1, 3))
+        obj.quadric.role = 'BODY'
+        obj.quadric.semi_axes = tuple(obj.scale)
+    bpy.context.view_layer.update()
+    before = datablock_names()
+    ops = mod("operators")
+    job = ops.prepare_job(bpy.context)
+    job.run_sync()
+    started = time.perf_counter()
+    res = dict(finish=sorted(ops.finish_job(bpy.context, job)), status=scene.quadric.status)
+    res["bake_seconds"] = time.perf_counter() - started
+    res["new_objects"] = sorted(set(datablock_names()["objects"]) - set(before["objects"]))
+    res["recording"] = job.recording.body_poses.tolist()
+    res["frame_start"] = job.conv.frame_start
+    res["bindings"] = bindings_of(job.conv)
+    res["instances"] = instance_frames(scene, scene.quadric.instance_points, [1, 2, 3])
+    return res
+
+
 # ------------------------------------------------------------------------------ shapes
 def mesh_volume(obj):
     """Blender's own measure of an object's evaluated mesh volume, in world units."""
