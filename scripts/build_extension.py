@@ -168,7 +168,7 @@ def prebuilt_cache(stage: str, store: str) -> str | None:
     folder = os.path.join(store, f"{key}-{recipe}-numba{version('numba')}")
     if os.path.isfile(os.path.join(folder, "manifest.json")):
         return folder
-    partial = folder + ".part"
+    partial = f"{folder}.part{os.getpid()}"  # two builds at once each compile their own
     shutil.rmtree(partial, ignore_errors=True)
     os.makedirs(partial)
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
@@ -183,7 +183,10 @@ def prebuilt_cache(stage: str, store: str) -> str | None:
     from solver.precompile import write_manifest
 
     write_manifest(partial, fields, compiled)
-    os.replace(partial, folder)
+    try:
+        os.replace(partial, folder)
+    except OSError:  # another build finished the same cache first
+        shutil.rmtree(partial, ignore_errors=True)
     return folder
 
 
