@@ -474,7 +474,7 @@ def finish_job(context, job, op=None):
         return {'CANCELLED'}
     scene.quadric.partial_bake_end = 0
     compiled = (f", compiled {job.kernels_compiled} solver kernels in {job.compile_seconds:.0f} s, kept for next "
-                "time" if job.kernels_compiled else "")
+                "time" if job.compile_seconds >= 1.0 else "")  # not the few numba compiles in every process
     msg = bake_and_report(context, job.conv, job.recording, op,
                           f"over {job.conv.frames} frames (simulated in {job.seconds:.1f} s{compiled})")
     return {'FINISHED'} if msg is not None else {'CANCELLED'}

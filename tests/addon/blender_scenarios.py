@@ -674,7 +674,7 @@ def build_overlap_scene():
 
 # the solver's modules that never import numba (the add-on's checks use them before anything compiles)
 NUMPY_ONLY = (".solver.rotations", ".solver.mesh", ".solver.validate", ".solver.particles",
-              ".solver.particles.groups")
+              ".solver.particles.groups", ".solver.precompile")
 
 
 def kernel_modules():
@@ -1809,6 +1809,9 @@ def scenario_simulate_control(out):
     release.set()
     res["worker_state"] = job.wait(timeout=120)
     res["keys_after"] = len(mod("keyframes_compat").fcurves_of(cube))
+    return res
+
+
 # ------------------------------------------------------------------ particles, soft bodies, force fields
 def points_mesh(name, points, velocities=None):
     """A mesh object of loose vertices (world = local), with a 'velocity' point attribute if given."""
