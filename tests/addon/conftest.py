@@ -3,13 +3,13 @@ and run Blender-side scenarios (tests/addon/blender_scenarios.py) in subprocesse
 
 Each scenario runs in its own `python` process because HOME and BLENDER_USER_RESOURCES must be
 set before bpy is imported. The user folder lives in build/test-blender-user-<bpy version> (git-ignored) and is
-wiped and re-installed whenever the built zip's contents change; keeping it between runs keeps
-numba's on-disk cache warm (a cold compile of the solver takes a couple of minutes here).
+wiped and re-installed whenever the built zip's contents change.
 
-That cache holds the installed extension's copy of the solver; this checkout's copy (`python -m solver run`
-here, and the tests in tests/solver after these) is cached apart, and compiling it cold takes as long again.
-The scenarios that compile cold inside Blender use one core, so `checkout_kernels` compiles this checkout's
-copy beside them (checkout_kernels.py), and the add-on tests hand the next tests a warm cache.
+The zip ships the installed solver's kernels precompiled (scripts/build_extension.py; kept in
+build/prebuilt-cache per solver version, several minutes on one core when the solver changed), so the
+scenarios compile nothing. This checkout's copy (`python -m solver run` here, and the tests in tests/solver
+after these) is cached apart and takes as long again: `checkout_kernels` compiles it on the other core while the
+zip is built (checkout_kernels.py), and the add-on tests hand the next tests a warm cache.
 """
 import hashlib
 import importlib.metadata
@@ -40,7 +40,7 @@ def _package_digest(zip_path):
 
 
 @pytest.fixture(scope="session")
-def extension_zip():
+def extension_zip(checkout_kernels):  # started first, so the two one-core compiles run side by side
     out = ROOT / "build" / "test-dist"
     subprocess.run([PYTHON, str(ROOT / "scripts" / "build_extension.py"), "--platforms", "linux-x64",
                     "--output", str(out)], check=True, cwd=ROOT)
@@ -180,7 +180,7 @@ _CHECKOUT_KERNELS = pytest.StashKey[CheckoutKernels]()
 
 @pytest.fixture(scope="session")
 def checkout_kernels(request, tmp_path_factory):
-    """Compiles this checkout's kernels beside a Blender scenario that compiles the installed copy's (see the top).
+    """Compiles this checkout's kernels beside the zip build, which compiles the installed copy's (see the top).
 
     The kernels for bodies come first: `python -m solver run` in test_operators.py needs them. The others (ropes,
     particles and their mixes) only where tests outside tests/addon follow in this session.

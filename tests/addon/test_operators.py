@@ -83,8 +83,6 @@ def test_failed_simulation_changes_nothing(fit):
 # -------------------------------------------------------------------------------- bake
 @pytest.fixture(scope="module")
 def baked(checkout_kernels, scenario, tmp_path_factory):
-    # the first scenario that simulates: it compiles the installed solver while checkout_kernels compiles this
-    # checkout's (conftest.py)
     blend = tmp_path_factory.mktemp("bake") / "scene.blend"
     res = scenario("bake", blend)
     res["blend"] = blend
