@@ -92,7 +92,8 @@ def get_solver():
         try:
             _used, prebuilt_note = install_prebuilt_cache(root)
         except OSError as exc:  # a full disk or unreadable install: compiling still works
-            prebuilt_note = f"the prebuilt solver cache could not be installed ({exc}): the solver compiles on first use"
+            prebuilt_note = (f"the prebuilt solver cache could not be installed ({exc}): the solver compiles on "
+                             "first use")
         print(f"[quadric] {prebuilt_note}", flush=True)
         from .. import solver
 

@@ -1793,7 +1793,7 @@ def scenario_simulate_control(out):
 
     # A real run whose worker is held inside a frame: Esc while simulating waits for the frame, closing does not.
     release = threading.Event()
-    job = ops.prepare_job(ctx, on_progress=lambda done, total: release.wait(60))
+    job = ops.prepare_job(ctx, on_progress=lambda done, total: done >= 2 and release.wait(60))  # past the start pose
     job.start()
     for _ in range(6000):
         if job.phase == 'SIMULATING':
