@@ -469,15 +469,14 @@ def finish_job(context, job, op=None):
         if op is not None:
             op.report({'WARNING'} if job.state == 'CANCELLED' else {'ERROR'}, message)
         return {'FINISHED'} if counts is not None else {'CANCELLED'}
-    counts = bake_all(context, job.conv, job.recording, op)
-    if counts is None:
-        return {'CANCELLED'}
-    scene.quadric.partial_bake_end = 0
     compiled = (f", compiled {job.kernels_compiled} solver kernels in {job.compile_seconds:.0f} s, kept for next "
                 "time" if job.compile_seconds >= 1.0 else "")  # not the few numba compiles in every process
     msg = bake_and_report(context, job.conv, job.recording, op,
                           f"over {job.conv.frames} frames (simulated in {job.seconds:.1f} s{compiled})")
-    return {'FINISHED'} if msg is not None else {'CANCELLED'}
+    if msg is None:
+        return {'CANCELLED'}
+    scene.quadric.partial_bake_end = 0
+    return {'FINISHED'}
 
 
 def cancelled_while_compiling(job):
