@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import glob
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -176,7 +177,7 @@ def prebuilt_cache(stage: str, store: str) -> str | None:
     print(f"[build] compiling the prebuilt cache for solver {key} (once per solver version)", flush=True)
     result = subprocess.run([sys.executable, "-c", _PRECOMPILE, PREBUILT_PACKAGE, stage], env=env, check=True,
                             stdout=subprocess.PIPE, text=True, cwd=partial)
-    fields, compiled = __import__("json").loads(result.stdout.strip().splitlines()[-1])
+    fields, compiled = json.loads(result.stdout.strip().splitlines()[-1])
     if fields["source_hash"] != key or sorted(os.listdir(partial)) != sorted([key, "kernels.json"]):
         raise SystemExit(f"prebuilt cache: expected the solver {key} cached in {partial}, found "
                          f"{fields['source_hash']} and {sorted(os.listdir(partial))}")
