@@ -73,7 +73,7 @@ class Scene:
         self.meshes: list[dict] = []  # static triangle meshes (add_mesh_collider)
         self.ropes: list[dict] = []  # rope specs (solver/ropes/model.py builds them)
         self.particles: list[dict] = []  # particle groups and mass-spring bodies (solver/particles/model.py)
-        self.forces: list[dict] = []  # force objects on particle groups, as file values (solver/particles/forces.py)
+        self.forces: list[dict] = []  # force objects, as file values (solver/particles/forces.py)
 
     # ----------------------------------------------------------------- helpers
     def _material_index(self, owner: str, material) -> int:
@@ -340,11 +340,12 @@ class Scene:
     def add_force(self, force) -> int:
         """Add a force object (solver.Drag, Springs, Wind, Vortex, Turbulence, Attractor) and return its index.
 
-        It acts on the groups it names, or on every group; the groups must be added first.
+        It acts on the groups, bodies and ropes it names, or on all of them (solver/particles/forces.py); those
+        it names must be added first.
         """
         from .particles.forces import check_force
 
-        self.forces.append(check_force(force, len(self.forces), self.particles))
+        self.forces.append(check_force(force, len(self.forces), self.particles, len(self.bodies), len(self.ropes)))
         return len(self.forces) - 1
 
     def group_label(self, group: int) -> str:

@@ -18,6 +18,7 @@ from .particles.integrators import INTEGRATORS
 from .particles.model import (CG_ITERATIONS, build_particles, copy_particle_state, particle_positions,
                               particle_velocities)
 from .particles.model import CONTACTS as PARTICLE_CONTACTS
+from .particles.targets import build_field_targets
 from .particles.model import PAIRS as PARTICLE_PAIRS
 from .recording import Recording
 from .runtime import threading_layer
@@ -271,6 +272,8 @@ class Simulation:
         # the particle groups and mass-spring bodies: a model and state of their own (solver/particles/model.py)
         self._particle_model, self._particle_state = (build_particles(scene, integrator) if scene.particles
                                                       else (None, None))
+        # the force objects on bodies and rope nodes, empty where none acts on them (particles/targets.py)
+        self._targets = build_field_targets(scene, self.model, self._rope_model)
         self.stats = {}
         self._frame = 0
         if overlap_tolerance is not None and n:
@@ -378,7 +381,8 @@ class Simulation:
         if not model.n_bodies and not self.scene.ropes and self.scene.particles:
             return run_particle_substeps(model, bodies, ws, settings, h, substeps, *particles)
         ropes = (self._rope_model, self._rope_state) if self.scene.ropes else (None, None)
-        return run_substeps(model, bodies, ws, settings, h, substeps, *ropes, *particles, self._shapes, self._meshes)
+        return run_substeps(model, bodies, ws, settings, h, substeps, self._targets, *ropes, *particles, self._shapes,
+                            self._meshes)
 
     def _body_sizes(self):
         """(N, 3) half sizes of each body along its axes: semi-axes, half extents, the box around a hull."""

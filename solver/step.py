@@ -3,7 +3,8 @@
 The narrow phase and position correction also take the bodies' shapes (None where all are ellipsoids),
 the narrow phase the mesh colliders (None there too).
 
-1. forces               forces.py: gravity, damping, kinematic tracks; body frames and bounding boxes
+1. forces               forces.py: gravity, damping, force objects (particles/targets.py), kinematic
+                        tracks; body frames and bounding boxes
 2. broad_phase          collision/broadphase.py: hashed grid -> candidate pairs (reused within a skin)
 3. narrow_phase         collision/driver.py, narrowphase.py: pre-tests, exact depth and normal -> contacts
 4. contact_solve        contact/: solve order, prepare, warm start, velocity sweeps, restitution,
@@ -41,6 +42,7 @@ from .forces import predict_velocities, restore_velocities, update_body_frames
 from .integrate import first_non_finite_body, integrate_positions
 from .math3d import JIT, PARALLEL_CHUNKS
 from .particles.substep import particle_substep
+from .particles.targets import push_bodies
 from .ropes.contacts import rope_collide
 from .ropes.kernels import first_non_finite_rope, rope_substep
 
@@ -99,10 +101,13 @@ def _clock():
 # caller can grow the buffers and go on from the state at the start of the substep.
 
 @njit(**JIT)
-def forces(model, state, ws, settings, h):
-    """Phase 1 (forces.py): gravity, damping and kinematic tracks into the velocities; body frames, bounding boxes."""
+def forces(model, state, ws, settings, h, targets):
+    """Phase 1 (forces.py): gravity, damping, force objects (``targets``, particles/targets.py) and kinematic
+    tracks into the velocities; body frames, bounding boxes."""
     predict_velocities(model, state, h, settings.linear_damping, settings.angular_damping, ws.start_linear,
                        ws.start_angular)
+    if targets.on_bodies:
+        push_bodies(model, state, targets, h)
     update_body_frames(model, state, ws, settings.margin, h, model.n_bodies < settings.serial_below)
     return OK
 
@@ -184,14 +189,15 @@ def contact_solve(model, state, ws, settings, h):
 
 
 @njit(**JIT)
-def ropes(model, state, ws, settings, h, rope_model, rope_state):
+def ropes(model, state, ws, settings, h, rope_model, rope_state, targets):
     """Phase 5: rope contacts, then the ropes' internal constraints, pins and attachments, two-way with bodies.
 
     Returns OK, or DIVERGED with -1 - rope in ws.counters[DIVERGED_BODY].
     """
     rope_collide(rope_model, rope_state, model, state.position, state.orientation, ws.rotation, h)
     rope_substep(rope_model, rope_state, h, model.gravity, state.position, state.orientation,
-                 state.linear_velocity, state.angular_velocity, model.inv_mass, model.inv_inertia_local)
+                 state.linear_velocity, state.angular_velocity, model.inv_mass, model.inv_inertia_local, targets,
+                 state.time[0])
     bad_rope = first_non_finite_rope(rope_model, rope_state)
     if bad_rope >= 0:
         ws.counters[DIVERGED_BODY] = -1 - bad_rope
@@ -259,11 +265,11 @@ def particles(model, state, ws, settings, h, particle_model, particle_state):
 # The substep loop: the phases in order, each timed at its call site.
 
 @njit(**JIT)
-def _body_phases(model, state, ws, settings, h, shapes, meshes):
+def _body_phases(model, state, ws, settings, h, shapes, meshes, targets):
     """Phases 1 to 4, each timed into ws.phase_seconds. Returns OK or the first stop code."""
     times = ws.phase_seconds
     t0 = _clock()
-    status = forces(model, state, ws, settings, h)
+    status = forces(model, state, ws, settings, h, targets)
     t1 = _clock()
     times[FORCES] += t1 - t0
     if status != OK:
@@ -312,8 +318,8 @@ def record_step_statistics(ws):
 
 
 @njit(**JIT)
-def run_substeps(model, state, ws, settings, h, substeps, rope_model=None, rope_state=None, particle_model=None,
-                 particle_state=None, shapes=None, meshes=None):
+def run_substeps(model, state, ws, settings, h, substeps, targets, rope_model=None, rope_state=None,
+                 particle_model=None, particle_state=None, shapes=None, meshes=None):
     """Advance a scene with bodies ``substeps`` substeps of length h. Returns OK or an overflow/divergence code.
 
     ws.counters[SUBSTEPS_DONE] holds the substeps completed; after an overflow the state is the one they left.
@@ -321,16 +327,17 @@ def run_substeps(model, state, ws, settings, h, substeps, rope_model=None, rope_
     A scene without ropes (or particles) passes None for their model and state: numba prunes a branch on
     an argument that is None before it compiles, so such a scene never compiles the rope (particle) kernels.
     Likewise ``shapes`` (model.py's BodyShapes) and ``meshes`` (model.py's MeshColliders, empty in scenes
-    without mesh colliders) are None in scenes of ellipsoids only.
+    without mesh colliders) are None in scenes of ellipsoids only. ``targets`` (particles/targets.py), the
+    force objects on bodies and ropes, is always given, empty where there are none.
     """
     for substep in range(substeps):
         ws.counters[SUBSTEPS_DONE] = substep
-        status = _body_phases(model, state, ws, settings, h, shapes, meshes)
+        status = _body_phases(model, state, ws, settings, h, shapes, meshes, targets)
         if status != OK:
             return status
         if rope_model is not None:
             t4 = _clock()
-            status = ropes(model, state, ws, settings, h, rope_model, rope_state)
+            status = ropes(model, state, ws, settings, h, rope_model, rope_state, targets)
             ws.phase_seconds[ROPES] += _clock() - t4
             if status != OK:
                 return status

@@ -1,4 +1,5 @@
-"""Field forces on particles: drag, wind, vortex, turbulence and attractor (formulas in forces.py).
+"""Field forces: drag, wind, vortex, turbulence and attractor (formulas in forces.py), on particles here and,
+through field_force, on rope nodes and bodies (targets.py).
 
 A field is a row of field_kind / field_param (FIELD_WIDTH numbers, laid out per kind below) and the groups it
 acts on (field_group[f, g]). Drag is summed per particle when the model is built (particle_drag), because the
@@ -37,83 +38,76 @@ def add_field_forces(field_kind, field_param, field_group, group_start, y, n, t,
         for g in range(group_start.shape[0] - 1):
             if not field_group[f, g]:
                 continue
-            start, end = group_start[g], group_start[g + 1]
-            if kind == WIND:
-                _wind(field_param, f, y, start, end, t, force)
-            elif kind == VORTEX:
-                _vortex(field_param, f, y, start, end, force)
-            elif kind == TURBULENCE:
-                _turbulence(field_param, f, y, start, end, t, force)
-            elif kind == ATTRACTOR:
-                _attractor(field_param, f, y, start, end, force)
+            for i in range(group_start[g], group_start[g + 1]):
+                fx, fy, fz = field_force(kind, field_param, f, y[3 * i], y[3 * i + 1], y[3 * i + 2], t)
+                force[3 * i] += fx
+                force[3 * i + 1] += fy
+                force[3 * i + 2] += fz
 
 
-@njit(**JIT)
-def _wind(param, f, y, start, end, t, force):
+@njit(**JIT, inline="always")
+def field_force(kind, param, f, x, y, z, t):
+    """The force (N) of field f (a row of param, of the given kind) on a point at (x, y, z) at time t.
+
+    Particles, rope nodes and bodies' centres of mass all feel a field through this one formula.
+    """
+    if kind == WIND:
+        return _wind(param, f, x, y, z, t)
+    if kind == VORTEX:
+        return _vortex(param, f, x, y, z)
+    if kind == TURBULENCE:
+        return _turbulence(param, f, x, y, z, t)
+    return _attractor(param, f, x, y, z)
+
+
+@njit(**JIT, inline="always")
+def _wind(param, f, x, y, z, t):
     dx, dy, dz = param[f, 0], param[f, 1], param[f, 2]
     strength, turbulence, size = param[f, 3], param[f, 4], param[f, 5]
+    if turbulence == 0.0:
+        return strength * dx, strength * dy, strength * dz
     seed = np.int64(param[f, 6])
     drift = param[f, 7] * t
-    if turbulence == 0.0:
-        for i in range(start, end):
-            force[3 * i] += strength * dx
-            force[3 * i + 1] += strength * dy
-            force[3 * i + 2] += strength * dz
-        return
     gust = strength * turbulence
-    for i in range(start, end):
-        cx, cy, cz = curl_noise((y[3 * i] - drift * dx) / size, (y[3 * i + 1] - drift * dy) / size,
-                                (y[3 * i + 2] - drift * dz) / size, seed)
-        force[3 * i] += strength * dx + gust * cx
-        force[3 * i + 1] += strength * dy + gust * cy
-        force[3 * i + 2] += strength * dz + gust * cz
+    cx, cy, cz = curl_noise((x - drift * dx) / size, (y - drift * dy) / size, (z - drift * dz) / size, seed)
+    return strength * dx + gust * cx, strength * dy + gust * cy, strength * dz + gust * cz
 
 
-@njit(**JIT)
-def _vortex(param, f, y, start, end, force):
+@njit(**JIT, inline="always")
+def _vortex(param, f, x, y, z):
     px, py, pz = param[f, 0], param[f, 1], param[f, 2]
     ax, ay, az = param[f, 3], param[f, 4], param[f, 5]
     strength, falloff, min_distance = param[f, 6], param[f, 7], param[f, 8]
-    for i in range(start, end):
-        rx, ry, rz = y[3 * i] - px, y[3 * i + 1] - py, y[3 * i + 2] - pz
-        along = rx * ax + ry * ay + rz * az
-        rx, ry, rz = rx - along * ax, ry - along * ay, rz - along * az
-        distance = np.sqrt(rx * rx + ry * ry + rz * rz)
-        if distance < 1e-12:
-            continue  # on the axis the direction of the swirl is undefined
-        scale = strength / distance
-        if falloff != 0.0:
-            scale *= max(distance, min_distance) ** -falloff
-        force[3 * i] += scale * (ay * rz - az * ry)
-        force[3 * i + 1] += scale * (az * rx - ax * rz)
-        force[3 * i + 2] += scale * (ax * ry - ay * rx)
+    rx, ry, rz = x - px, y - py, z - pz
+    along = rx * ax + ry * ay + rz * az
+    rx, ry, rz = rx - along * ax, ry - along * ay, rz - along * az
+    distance = np.sqrt(rx * rx + ry * ry + rz * rz)
+    if distance < 1e-12:
+        return 0.0, 0.0, 0.0  # on the axis the direction of the swirl is undefined
+    scale = strength / distance
+    if falloff != 0.0:
+        scale *= max(distance, min_distance) ** -falloff
+    return scale * (ay * rz - az * ry), scale * (az * rx - ax * rz), scale * (ax * ry - ay * rx)
 
 
-@njit(**JIT)
-def _turbulence(param, f, y, start, end, t, force):
+@njit(**JIT, inline="always")
+def _turbulence(param, f, x, y, z, t):
     fx, fy, fz = param[f, 0] * t, param[f, 1] * t, param[f, 2] * t
     strength, size = param[f, 3], param[f, 4]
     seed = np.int64(param[f, 5])
-    for i in range(start, end):
-        cx, cy, cz = curl_noise((y[3 * i] - fx) / size, (y[3 * i + 1] - fy) / size, (y[3 * i + 2] - fz) / size,
-                                seed)
-        force[3 * i] += strength * cx
-        force[3 * i + 1] += strength * cy
-        force[3 * i + 2] += strength * cz
+    cx, cy, cz = curl_noise((x - fx) / size, (y - fy) / size, (z - fz) / size, seed)
+    return strength * cx, strength * cy, strength * cz
 
 
-@njit(**JIT)
-def _attractor(param, f, y, start, end, force):
+@njit(**JIT, inline="always")
+def _attractor(param, f, x, y, z):
     px, py, pz = param[f, 0], param[f, 1], param[f, 2]
     strength, falloff, min_distance = param[f, 3], param[f, 4], param[f, 5]
-    for i in range(start, end):
-        rx, ry, rz = px - y[3 * i], py - y[3 * i + 1], pz - y[3 * i + 2]
-        distance = np.sqrt(rx * rx + ry * ry + rz * rz)
-        if distance < 1e-12:
-            continue  # at the point itself the pull has no direction
-        scale = strength / distance
-        if falloff != 0.0:
-            scale *= max(distance, min_distance) ** -falloff
-        force[3 * i] += scale * rx
-        force[3 * i + 1] += scale * ry
-        force[3 * i + 2] += scale * rz
+    rx, ry, rz = px - x, py - y, pz - z
+    distance = np.sqrt(rx * rx + ry * ry + rz * rz)
+    if distance < 1e-12:
+        return 0.0, 0.0, 0.0  # at the point itself the pull has no direction
+    scale = strength / distance
+    if falloff != 0.0:
+        scale *= max(distance, min_distance) ** -falloff
+    return scale * rx, scale * ry, scale * rz

@@ -4,6 +4,14 @@ Each force acts on the particle groups it names (``groups=(0, 2)``) or, with ``g
 (particles and mass-spring vertices alike). Forces are in newtons per particle, as Blender's force fields act
 per particle; gravity is the scene's and acts as an acceleration. Pinned particles feel forces but never move.
 
+Every force but Springs also acts on rigid bodies and ropes, named the same way by ``bodies`` and ``ropes``
+(None: all; (): none), as Blender's fields act on everything in the scene:
+- a dynamic body feels the force at its centre of mass, in newtons per body (Drag's coefficient in N s/m per
+  body), so it is pushed but never turned; fixed and kinematic bodies ignore forces;
+- a rope feels it per metre of its length: its nodes share it by their share of the length (a node halfway
+  along a rope of 1 cm segments feels strength x 0.01 m), so a rope's response does not depend on how many
+  nodes it was cut into. Drag's coefficient is then in N s/m per metre.
+
 The compiled kernels (fields.py, behaviour.py) see them as rows of flat arrays (model.py packs them).
 """
 from __future__ import annotations
@@ -24,6 +32,21 @@ def _groups(owner: str, value):
     if not isinstance(values, (list, tuple, range)):
         values = [values]
     return tuple(sorted({integer(owner, "groups", g, minimum=0, what="a group index") for g in values}))
+
+
+def _targets(owner: str, field: str, value, what: str):
+    """None (every body or rope) or a tuple of their indices."""
+    if value is None:
+        return None
+    values = value.tolist() if isinstance(value, np.ndarray) else value
+    if not isinstance(values, (list, tuple, range)):
+        values = [values]
+    return tuple(sorted({integer(owner, field, k, minimum=0, what=what) for k in values}))
+
+
+def _bodies_and_ropes(owner: str, force) -> dict:
+    return dict(bodies=_targets(owner, "bodies", force.bodies, "a body index"),
+                ropes=_targets(owner, "ropes", force.ropes, "a rope index"))
 
 
 def _seed(owner: str, value) -> int:
@@ -57,11 +80,13 @@ class Drag(_Force):
 
     coefficient: float
     groups: tuple | None = None
+    bodies: tuple | None = None
+    ropes: tuple | None = None
     TYPE = "drag"
 
     def _check(self, owner):
         return dict(coefficient=number(owner, "coefficient", self.coefficient, minimum=0.0),
-                    groups=_groups(owner, self.groups))
+                    groups=_groups(owner, self.groups), **_bodies_and_ropes(owner, self))
 
 
 @dataclass(frozen=True)
@@ -98,6 +123,8 @@ class Springs(_Force):
     def groups(self):
         return (self.group,)
 
+    bodies = ropes = ()  # springs join particles only
+
 
 @dataclass(frozen=True)
 class Wind(_Force):
@@ -114,6 +141,8 @@ class Wind(_Force):
     seed: int = 0
     gust_speed: float = 1.0
     groups: tuple | None = None
+    bodies: tuple | None = None
+    ropes: tuple | None = None
     TYPE = "wind"
 
     def _check(self, owner):
@@ -121,7 +150,8 @@ class Wind(_Force):
                     strength=number(owner, "strength", self.strength),
                     turbulence=number(owner, "turbulence", self.turbulence, minimum=0.0),
                     size=number(owner, "size", self.size, positive=True), seed=_seed(owner, self.seed),
-                    gust_speed=number(owner, "gust_speed", self.gust_speed), groups=_groups(owner, self.groups))
+                    gust_speed=number(owner, "gust_speed", self.gust_speed), groups=_groups(owner, self.groups),
+                    **_bodies_and_ropes(owner, self))
 
 
 @dataclass(frozen=True)
@@ -139,6 +169,8 @@ class Vortex(_Force):
     falloff: float = 0.0
     min_distance: float = 0.01
     groups: tuple | None = None
+    bodies: tuple | None = None
+    ropes: tuple | None = None
     TYPE = "vortex"
 
     def _check(self, owner):
@@ -146,7 +178,7 @@ class Vortex(_Force):
                     strength=number(owner, "strength", self.strength),
                     falloff=number(owner, "falloff", self.falloff),
                     min_distance=number(owner, "min_distance", self.min_distance, positive=True),
-                    groups=_groups(owner, self.groups))
+                    groups=_groups(owner, self.groups), **_bodies_and_ropes(owner, self))
 
 
 @dataclass(frozen=True)
@@ -162,12 +194,15 @@ class Turbulence(_Force):
     seed: int = 0
     flow: tuple = (0.0, 0.0, 0.0)
     groups: tuple | None = None
+    bodies: tuple | None = None
+    ropes: tuple | None = None
     TYPE = "turbulence"
 
     def _check(self, owner):
         return dict(strength=number(owner, "strength", self.strength),
                     size=number(owner, "size", self.size, positive=True), seed=_seed(owner, self.seed),
-                    flow=vector(owner, "flow", self.flow, 3), groups=_groups(owner, self.groups))
+                    flow=vector(owner, "flow", self.flow, 3), groups=_groups(owner, self.groups),
+                    **_bodies_and_ropes(owner, self))
 
 
 @dataclass(frozen=True)
@@ -184,21 +219,24 @@ class Attractor(_Force):
     falloff: float = 2.0
     min_distance: float = 0.01
     groups: tuple | None = None
+    bodies: tuple | None = None
+    ropes: tuple | None = None
     TYPE = "attractor"
 
     def _check(self, owner):
         return dict(point=vector(owner, "point", self.point, 3), strength=number(owner, "strength", self.strength),
                     falloff=number(owner, "falloff", self.falloff),
                     min_distance=number(owner, "min_distance", self.min_distance, positive=True),
-                    groups=_groups(owner, self.groups))
+                    groups=_groups(owner, self.groups), **_bodies_and_ropes(owner, self))
 
 
 FORCE_TYPES = {cls.TYPE: cls for cls in (Drag, Springs, Wind, Vortex, Turbulence, Attractor)}
 
 
-def check_force(force, index: int, groups: list) -> dict:
+def check_force(force, index: int, groups: list, n_bodies: int = 0, n_ropes: int = 0) -> dict:
     """The file value of ``force`` (one of FORCE_TYPES) once its groups and particle indices fit ``groups``
-    (the scene's group specs). FieldError names the force and the field."""
+    (the scene's group specs) and the bodies and ropes it names exist. FieldError names the force and the
+    field."""
     if not isinstance(force, tuple(FORCE_TYPES.values())):
         names = ", ".join(f"solver.{cls.__name__}" for cls in FORCE_TYPES.values())
         raise FieldError(f"force {index}", "force", f"must be one of {names}; got {type(force).__name__}")
@@ -208,6 +246,11 @@ def check_force(force, index: int, groups: list) -> dict:
             field = "group" if isinstance(force, Springs) else "groups"
             raise FieldError(owner, field, f"names group {g}, which does not exist ({len(groups)} groups; "
                                            f"add the groups before their forces)")
+    for field, count, noun in (("bodies", n_bodies, "body"), ("ropes", n_ropes, "rope")):
+        for k in getattr(force, field) or ():
+            if k >= count:
+                raise FieldError(owner, field, f"names {noun} {k}, which does not exist ({count} {field}; "
+                                               f"add them before their forces)")
     if isinstance(force, Springs):
         n = group_size(groups[force.group])
         index_pairs(owner, "pairs", force.pairs, n, "particle", f"group {force.group} has")

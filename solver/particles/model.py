@@ -140,21 +140,8 @@ def build_particles(scene, integrator: str = "symplectic_euler"):
                     if force["rest_lengths"] is None else force["rest_lengths"])
             _spring_rows(springs, pairs[:, 0], pairs[:, 1], rest, force["stiffness"], force["damping"])
         else:
-            row = np.zeros(FIELD_WIDTH)
-            if kind == "wind":
-                values = [*force["direction"], force["strength"], force["turbulence"], force["size"], force["seed"],
-                          force["gust_speed"]]
-                kinds.append(WIND)
-            elif kind == "vortex":
-                values = [*force["point"], *force["axis"], force["strength"], force["falloff"], force["min_distance"]]
-                kinds.append(VORTEX)
-            elif kind == "turbulence":
-                values = [*force["flow"], force["strength"], force["size"], force["seed"]]
-                kinds.append(TURBULENCE)
-            else:
-                values = [*force["point"], force["strength"], force["falloff"], force["min_distance"]]
-                kinds.append(ATTRACTOR)
-            row[:len(values)] = values
+            field_kind, row = field_row(force)
+            kinds.append(field_kind)
             params.append(row)
             acts_on.append(on)
 
@@ -213,3 +200,25 @@ def group_of(model: ParticleModel, particle: int):
     """(group, index within the group) of a particle."""
     group = int(np.searchsorted(model.group_start, particle, side="right") - 1)
     return group, int(particle - model.group_start[group])
+
+
+def field_row(force: dict):
+    """(kind, param row) of a field force's file value (wind, vortex, turbulence or attractor), as fields.py reads
+    them."""
+    kind = force["type"]
+    row = np.zeros(FIELD_WIDTH)
+    if kind == "wind":
+        values = [*force["direction"], force["strength"], force["turbulence"], force["size"], force["seed"],
+                  force["gust_speed"]]
+        code = WIND
+    elif kind == "vortex":
+        values = [*force["point"], *force["axis"], force["strength"], force["falloff"], force["min_distance"]]
+        code = VORTEX
+    elif kind == "turbulence":
+        values = [*force["flow"], force["strength"], force["size"], force["seed"]]
+        code = TURBULENCE
+    else:
+        values = [*force["point"], force["strength"], force["falloff"], force["min_distance"]]
+        code = ATTRACTOR
+    row[:len(values)] = values
+    return code, row

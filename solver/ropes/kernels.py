@@ -19,6 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ..particles.targets import push_rope_nodes
 from ..math3d import JIT, cross, quat_mul, quat_to_matrix, rotate_by_rotation_vector, world_inverse_inertia
 from .contacts import prepare_rope_contacts, solve_rope_contacts
 from .impulses import apply_body_impulse, apply_node_impulse, node_impulse_arrays
@@ -762,10 +763,11 @@ def _integrate(model, state, h):
 
 @njit(**JIT)
 def rope_substep(rope_model, rope_state, h, gravity, body_position, body_orientation, body_linear_velocity,
-                 body_angular_velocity, body_inv_mass, body_inv_inertia_local):
+                 body_angular_velocity, body_inv_mass, body_inv_inertia_local, targets=None, t=0.0):
     """Advance every rope by h; rope impulses on attached bodies change the body velocity arrays in place.
 
-    The caller integrates the bodies afterwards (their gravity is the caller's too).
+    The caller integrates the bodies afterwards (their gravity is the caller's too). ``targets``: the force
+    objects acting on rope nodes (particles/targets.py) at time t, or None (the stand-alone driver).
     """
     model = rope_model
     state = rope_state
@@ -773,6 +775,8 @@ def rope_substep(rope_model, rope_state, h, gravity, body_position, body_orienta
     if n_ropes == 0:
         return
     _predict_velocities(model, state, h, gravity)
+    if targets is not None and targets.on_ropes:
+        push_rope_nodes(state.node_position, state.node_velocity, model.node_inv_mass, targets, t, h)
     _prepare_segments(model, state, h)
     _prepare_nodes(model, state)
     _prepare_joints(model, state)

@@ -25,7 +25,7 @@ def scene_of(bodies: bool, ropes: bool, particles: bool):
                             material=solver.Material(restitution=0.5))
         scene.add_mass_spring([[0.0, -0.2, 0.4], [0.1, -0.2, 0.4], [0.2, -0.2, 0.4]], [(0, 1), (1, 2)], mass=0.1,
                               stiffness=100.0, damping=0.1, pinned=[0], name="Chain")
-        scene.add_force(solver.Turbulence(0.5, size=0.2))
+        scene.add_force(solver.Turbulence(0.5, size=0.2, bodies=(), ropes=()))  # on the particles alone
     return scene
 
 
