@@ -342,8 +342,8 @@ def build_scene(solver, context, scene=None):
             _add_collider(solver, out, conv, obj, depsgraph)
         for arm in ropes:
             _add_rope(solver, out, conv, arm, body_index, tracks, times)
-        if groups:
-            _add_groups(solver, out, conv, context, scene, groups, start)
+        specs = _add_groups(solver, out, conv, context, scene, groups, start) if groups else []
+        _add_field_forces(solver, out, conv, context, scene, specs)
     finally:
         if scene.frame_current != current:
             scene.frame_set(current)
@@ -351,19 +351,28 @@ def build_scene(solver, context, scene=None):
 
 
 def _add_groups(solver, out, conv, context, scene, objs, frame):
-    """Add the particle groups and soft bodies, then the force fields acting on them (their notes as warnings)."""
+    """Add the particle groups and soft bodies; returns their specs (particle_groups.read_group)."""
     depsgraph = context.evaluated_depsgraph_get()
     specs = [particle_groups.read_group(obj, depsgraph, scene, frame) for obj in objs]
     materials = [material_of(solver, bpy.data.objects[spec.object_name]) for spec in specs]
     first = len(out.particles)
     particle_groups.add_groups(solver, out, specs, materials, out.gravity)
-    plan = force_fields.plan_forces(force_fields.scene_fields(scene, context.view_layer),
-                                    [spec.field_weight for spec in specs])
-    particle_groups.add_forces(solver, out, plan)
     for k, spec in enumerate(specs):
         conv.groups.append(GroupBinding(spec.object_name, first + k, spec.kind, spec.matrix,
                                         None if spec.kind == 'SOFT_BODY' else spec.radii))
         conv.warnings.extend(f"'{spec.object_name}': {note}" for note in spec.notes)
+    return specs
+
+
+def _add_field_forces(solver, out, conv, context, scene, specs):
+    """Add the force fields acting on the particle groups (``specs``), bodies and ropes; their notes as warnings."""
+    fields = force_fields.scene_fields(scene, context.view_layer)
+    if not fields:
+        return
+    plan = force_fields.plan_forces(fields, [spec.field_weight for spec in specs],
+                                    force_fields.body_weight(scene) if out.bodies else None,
+                                    force_fields.rope_weight if out.ropes else None)
+    particle_groups.add_forces(solver, out, plan)
     conv.warnings.extend(force_fields.describe(note) for note in plan.notes)
 
 

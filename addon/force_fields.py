@@ -16,7 +16,8 @@ the part of r across z (measured in Blender 5.0.1, one Euler step of a particle 
 plus f = -flow v (Drag(flow)) for Force, Wind, Vortex and Turbulence. L is the Harmonic's Rest Length, d its
 Damping; q and l are the Drag field's Quadratic and Linear settings: Blender's code applies the one called
 Quadratic in proportion to the velocity, and the one called Linear to its square. Forces are in newtons per
-particle, as the solver's are. Every factor Blender calls the falloff (Strength weights, and distances when a
+particle, as the solver's are; a Quadric body feels them at its centre of mass (N per body) and a rope per
+metre of its length (solver/particles/forces.py). Every factor Blender calls the falloff (Strength weights, and distances when a
 falloff power, a maximum distance or a Z direction is set) multiplies s, flow and the drag.
 
 What the solver cannot do is listed as a note (a Check Scene warning) and left out or approximated, never
@@ -164,12 +165,36 @@ def _merge_drags(forces):
     return others + ([("Drag", dict(coefficient=drag))] if drag > 0.0 else [])
 
 
-def plan_forces(fields, groups):
-    """The solver forces of the scene's fields on its particle groups.
+def effector_weight(weights, obj):
+    """Blender's strength weight of force field ``obj`` under EffectorWeights ``weights`` (a particle system's or
+    the rigid body world's): All times the field type's, 0 outside its effector collection."""
+    if weights.collection is not None and obj.name not in weights.collection.all_objects:
+        return 0.0
+    name = WEIGHT_NAMES.get(obj.field.type)
+    return float(weights.all) * (float(getattr(weights, name)) if name else 1.0)
+
+
+def body_weight(scene):
+    """weight(field object) on the Quadric bodies: the rigid body world's effector weights where the scene has
+    one (Blender's own rigid bodies feel the fields through them), else 1."""
+    world = scene.rigidbody_world
+    if world is None or world.effector_weights is None:
+        return lambda obj: 1.0
+    return lambda obj: effector_weight(world.effector_weights, obj)
+
+
+def rope_weight(obj):
+    """weight(field object) on the ropes: Blender has no rope to take a weight from, so every field acts fully."""
+    return 1.0
+
+
+def plan_forces(fields, groups, bodies=None, ropes=None):
+    """The solver forces of the scene's fields on its particle groups, bodies and ropes.
 
     fields: field objects (scene_fields); groups: one callable per group, weight(field object) -> Blender's
-    strength weight of that field on that group (0 when it does not act on it). A field acts on the groups it
-    has the same weight on through one set of forces, named by their groups (None: all of them)."""
+    strength weight of that field on that group (0 when it does not act on it); bodies, ropes: one such callable
+    for all the bodies (all the ropes), or None where the scene has none. A field acts on everything it has the
+    same weight on through one set of forces, named by their groups, bodies and ropes (None: all of them)."""
     plan = Plan()
     for obj in fields:
         kind = obj.field.type
@@ -189,13 +214,16 @@ def plan_forces(fields, groups):
         if obj.field.use_absorption:
             notes.setdefault("its absorption by colliders is left out")
         weights = [float(weight(obj)) for weight in groups]
-        for w in sorted(set(weights)):
+        on_bodies = float(bodies(obj)) if bodies is not None else 0.0
+        on_ropes = float(ropes(obj)) if ropes is not None else 0.0
+        for w in sorted(set(weights) | {on_bodies, on_ropes}):
             if w == 0.0:
                 continue
             acted = [g for g, gw in enumerate(weights) if gw == w]
-            named = None if len(acted) == len(groups) else acted
+            named = dict(groups=None if len(acted) == len(groups) else acted,
+                         bodies=None if on_bodies == w else (), ropes=None if on_ropes == w else ())
             for name, kwargs in _merge_drags(field_forces(obj, w, notes.setdefault)):
-                plan.forces.append((name, dict(kwargs, groups=named)))
+                plan.forces.append((name, dict(kwargs, **named)))
         plan.notes.extend((obj.name, message) for message in notes)
     return plan
 

@@ -49,11 +49,7 @@ class GroupSpec:
             return 0.0
         if self.particle_system is None:
             return 1.0
-        weights = self.particle_system.effector_weights
-        if weights.collection is not None and obj.name not in weights.collection.all_objects:
-            return 0.0
-        name = force_fields.WEIGHT_NAMES.get(obj.field.type)
-        return float(weights.all) * (float(getattr(weights, name)) if name else 1.0)
+        return force_fields.effector_weight(self.particle_system.effector_weights, obj)
 
 
 def _world(points, matrix):
@@ -305,7 +301,7 @@ def add_groups(solver, out, specs, materials, gravity):
         g_norm = float(np.linalg.norm(gravity))
         if weight != 1.0 and g_norm > 0.0 and np.ndim(spec.mass) == 0:  # else noted by _particle_system_notes
             out.add_force(solver.Wind(direction=tuple(np.asarray(gravity) / g_norm),
-                                      strength=(weight - 1.0) * spec.mass * g_norm, groups=[g]))
+                                      strength=(weight - 1.0) * spec.mass * g_norm, groups=[g], bodies=(), ropes=()))
 
 
 def add_forces(solver, out, plan):

@@ -101,12 +101,9 @@ def check(context, scene, by_role, dt, fps):
             found.append(_warning('SCENE', "particles and soft bodies collide with colliders only: Quadric bodies "
                                            "and ropes pass through them (and they through them)"))
     fields = force_fields.scene_fields(scene, context.view_layer)
-    if groups and fields:
-        plan = force_fields.plan_forces(fields, [spec.field_weight for spec in specs])
+    if fields and (groups or by_role['BODY'] or by_role['ROPE']):
+        plan = force_fields.plan_forces(fields, [spec.field_weight for spec in specs],
+                                        force_fields.body_weight(scene) if by_role['BODY'] else None,
+                                        force_fields.rope_weight if by_role['ROPE'] else None)
         found += [_warning('FIELD', force_fields.describe(note), (note[0],)) for note in plan.notes]
-    acting = [f for f in fields if f.field.type in force_fields.SUPPORTED and f.field.apply_to_location]
-    if acting and (by_role['BODY'] or by_role['ROPE']):
-        names = ", ".join(f"'{f.name}'" for f in acting)
-        found.append(_warning('FIELD', f"force fields act on particles and soft bodies only, not yet on Quadric "
-                                       f"bodies or ropes: {names}", [f.name for f in acting]))
     return found

@@ -13,10 +13,19 @@ two compiled paths differently, in the last bit.
 
 So that a run never depends on the machine's load or core count, the default
 threshold is fixed per layer (serial_below_for), not taken from a
-measurement: OpenMP and a TBB whose launches stay cheap never skip a launch
-(results as before the switch existed), workqueue skips them below
-WORKQUEUE_SERIAL_BELOW items, and a TBB whose launches grow skips them all.
-The measured launch cost only decides whether TBB grows, and is reported.
+measurement: OpenMP and a TBB whose launches stay cheap skip launches only
+below LAUNCH_FLOOR items, workqueue below WORKQUEUE_SERIAL_BELOW items, and a
+TBB whose launches grow skips them all. The measured launch cost only decides
+whether TBB grows, and is reported.
+
+LAUNCH_FLOOR is for busy machines: an OpenMP launch costs a microsecond when
+the cores are free, but when another process holds them a waiting worker
+thread wakes only at its next scheduler slice, and one launch can take
+milliseconds. A loop of a few hundred items is a few microseconds of work, so
+running it in the calling thread loses little on a free machine. A one-body
+scene runs about 30 loops per substep; with the machine loaded (load 3.5 on two
+cores) it ran 2.7 to 6 times faster with the floor, and a 30-body one 6 to 14
+times (docs/numba.md).
 """
 import time
 
@@ -30,6 +39,7 @@ ITEM_SECONDS = 25e-9  # about what a body or contact costs in a parallel loop of
 # on two threads: 2 x 53 us / 25 ns is about 4,200; the 1,000-body pile (about 3,000 contacts) runs serially
 WORKQUEUE_SERIAL_BELOW = 4096
 ALL = 2**62  # serial_below that runs every loop in the calling thread
+LAUNCH_FLOOR = 256  # loops of fewer items run in the calling thread on every layer (module docstring)
 LAUNCHES = 20         # per timed batch
 BATCHES = 5           # the median batch counts: one batch may share the machine with something else
 GROWTH_LAUNCHES = 2000  # TBB only: launches between two measurements, to see whether each launch costs more
@@ -87,4 +97,4 @@ def serial_below_for(layer: str, launch: float) -> int:
         return WORKQUEUE_SERIAL_BELOW
     if layer == "tbb" and not np.isfinite(launch):
         return ALL
-    return 0
+    return LAUNCH_FLOOR

@@ -1944,6 +1944,55 @@ def scenario_particle_fields(out):
     return res
 
 
+def scenario_fields_on_bodies_and_ropes(out):
+    """A Wind field (its Z along +Y) on a Quadric body and a free rope, without gravity; the scene's rigid body
+    world weighs wind by half, as it does for Blender's own rigid bodies. Simulated as Simulate does."""
+    scene = empty_scene()
+    scene.use_gravity = False
+    scene.frame_start, scene.frame_end = 1, 13
+    scene.quadric.substeps = 10
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=0.1, location=(0.0, 0.0, 1.0))
+    ball = bpy.context.object
+    ball.name = "Pushed"
+    select_only(ball)
+    bpy.ops.quadric.add_body()
+    data = bpy.data.curves.new("Line", 'CURVE')
+    data.dimensions = '3D'
+    spline = data.splines.new('POLY')
+    spline.points.add(1)
+    spline.points[0].co = (0.0, 2.0, 1.0, 1.0)
+    spline.points[1].co = (1.0, 2.0, 1.0, 1.0)
+    line = bpy.data.objects.new("Line", data)
+    scene.collection.objects.link(line)
+    select_only(line)
+    bpy.ops.quadric.make_rope(segments=6, radius=0.01, start_mode='FREE', end_mode='FREE')
+    bpy.ops.rigidbody.world_add()
+    scene.rigidbody_world.effector_weights.wind = 0.5
+    bpy.ops.object.effector_add(type='WIND', location=(0.0, -3.0, 1.0), rotation=(-math.pi / 2, 0.0, 0.0))
+    wind = bpy.context.object
+    wind.field.strength = 2.0
+    wind.field.flow = 0.0
+    bpy.context.view_layer.update()
+    ops = mod("operators")
+    job = ops.prepare_job(bpy.context)
+    job.run_sync()
+    res = dict(state=job.state, message=job.message, warnings=job.conv.warnings,
+               forces=list(job.conv.scene.forces), wind_axis=list(wind.matrix_world.col[2])[:3],
+               strength=wind.field.strength, h=1.0 / (job.conv.fps * job.conv.substeps), substeps=job.conv.substeps)
+    if job.state != 'DONE':
+        return res
+    solver = mod("runtime").get_solver()
+    b = next(i for i, body in enumerate(job.conv.scene.bodies) if body["name"] == "Pushed")
+    res["mass"] = float(solver.Simulation(job.conv.scene).model.mass[b])
+    rope = job.conv.scene.ropes[0]
+    res["rope_mu"] = rope["density"] * math.pi * rope["radius"] ** 2
+    res["rope_damping"] = rope["damping"]
+    res["ball"] = job.recording.body_poses[:, b, :3].tolist()
+    res["rope"] = job.recording.rope_nodes(0).tolist()
+    res["finish"] = sorted(ops.finish_job(bpy.context, job))
+    return res
+
+
 def sheet_mesh(name, columns, rows, spacing, location):
     """A vertical sheet of quads in the object's XZ plane, its top row at the object's origin: vertex
     (row r, column c) at (c spacing, 0, -r spacing), numbered row by row."""

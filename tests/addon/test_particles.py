@@ -327,7 +327,7 @@ def test_check_scene_names_each_bad_group_and_field(checks):
     assert problem(checks, "'Gusty'", "noise", severity='WARNING')["kind"] == "FIELD"
     problem(checks, "'Magnet'", "not simulated", severity='WARNING')
     problem(checks, "'Fading'", "falloff power 2", "full strength", severity='WARNING')
-    problem(checks, "not yet on Quadric bodies or ropes", "'Gusty'", severity='WARNING')
+    assert not [p for p in checks["problems"] if "not yet on Quadric" in p["message"]]  # fields act on them now
     problem(checks, "Quadric bodies and ropes pass through them", severity='WARNING')
 
 
@@ -350,3 +350,30 @@ def test_simulate_stops_at_check_scene_before_the_solver_loads(checks):
                  "bending", "pin_group"):
         assert ("prop", name) in drawn, name
     assert ("operator", "quadric.add_particles") in drawn and ("operator", "quadric.make_soft_body") in drawn
+
+
+def test_a_wind_field_pushes_bodies_at_their_centre_and_ropes_per_metre(scenario):
+    """Without gravity, a Wind of strength s along +Y gives a body the constant force w s (w the rigid body world's
+    wind weight, 0.5) and every rope node s per metre of rope: after N substeps of h the body has moved
+    h^2 a N (N + 1) / 2 along +Y (symplectic Euler, a = w s / m), and the rope as the same sum of velocities
+    v_k = d v_(k-1) + h s / mu, d = 1 / (1 + h c) its damping's decay."""
+    res = scenario("fields_on_bodies_and_ropes")
+    assert res["state"] == "DONE", res["message"]
+    np.testing.assert_allclose(res["wind_axis"], [0.0, 1.0, 0.0], atol=1e-6)
+    assert [(f["type"], f["bodies"], f["ropes"]) for f in res["forces"]] == [("wind", None, []), ("wind", [], None)]
+    assert not [w for w in res["warnings"] if "force field" in w], res["warnings"]
+    h, n = res["h"], res["substeps"] * np.arange(len(res["ball"]))
+    travel = h * h * n * (n + 1) / 2.0
+    ball, rope = np.array(res["ball"]), np.array(res["rope"])
+    np.testing.assert_allclose(ball[:, 1] - ball[0, 1], travel * 0.5 * res["strength"] / res["mass"], rtol=1e-9,
+                               atol=1e-12)
+    np.testing.assert_array_equal(ball[:, [0, 2]], np.broadcast_to(ball[0, [0, 2]], (len(ball), 2)))
+    decay, velocity, positions = 1.0 / (1.0 + h * res["rope_damping"]), 0.0, [0.0]
+    for _ in range(n[-1]):
+        velocity = velocity * decay + h * res["strength"] / res["rope_mu"]
+        positions.append(positions[-1] + h * velocity)
+    rope_travel = np.array(positions)[n]
+    assert rope_travel[-1] > 0.01
+    np.testing.assert_allclose(rope[:, :, 1] - rope[0, :, 1], np.outer(rope_travel, np.ones(rope.shape[1])),
+                               rtol=1e-9, atol=1e-12)
+    assert travel[-1] * 0.5 * res["strength"] / res["mass"] > 0.01  # it moved a visible centimetre or more
