@@ -6,6 +6,8 @@ Run from the repository root (so that ``import solver`` resolves):
     .venv/bin/python -m scripts.bench.particles                       # 100,000 particles, 100 frames, both
     .venv/bin/python -m scripts.bench.particles --n 10000 --engines ours
     .venv/bin/python -m scripts.bench.particles --integrators symplectic_euler midpoint rk4
+    .venv/bin/python -m scripts.bench.particles --n 1000000 --engines ours --integrators symplectic_euler \
+        --bake /tmp/million                                             # a million, baked to a PC2 cache
 
 Both get the same scene: N particles of 1 kg and radius 0.01 m, at rest at frame 1, spread uniformly over a
 2 x 2 m square 2 m above a ground plane; gravity 9.81 m/s^2 down, a linear drag of 0.5 N s/m per particle
@@ -20,6 +22,10 @@ Timing: Blender's bpy.ops.ptcache.bake of frames 1 to 100 (the emission at frame
 Simulation.run of 100 frames (frame 0 and 99 steps), after a warm-up that loads the compiled kernels from
 numba's cache. Both keep every frame in memory (Blender's point cache, our Recording). frames_per_s counts the
 99 steps. One JSON line per engine and integrator, then one ratio line per integrator of ours.
+
+--bake DIR also writes our recording as the add-on bakes it (addon/point_cache.py's PC2 writer, float32) and
+reports its time and size; peak_rss_mb is the process's peak resident memory so far (Linux), which tells
+whether a run of that size fits in memory.
 """
 from __future__ import annotations
 
@@ -69,7 +75,28 @@ def build_ours(n: int, seed: int):
     return scene
 
 
-def run_ours(n: int, frames: int, seed: int, integrator: str, substeps: int) -> dict:
+def _peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
+
+
+def _bake(recording, folder: str) -> dict:
+    """Write the recording's particles as the add-on's bake does; its time and size."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "point_cache", os.path.join(os.path.dirname(__file__), "..", "..", "addon", "point_cache.py"))
+    point_cache = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(point_cache)  # numpy only: no bpy needed
+    path = os.path.join(folder, "particles.pc2")
+    start = time.perf_counter()
+    point_cache.write_pc2(path, recording.particles(0), start_frame=1.0)
+    seconds = time.perf_counter() - start
+    return dict(bake_s=seconds, bake_mb=os.path.getsize(path) / 2 ** 20)
+
+
+def run_ours(n: int, frames: int, seed: int, integrator: str, substeps: int, bake: str | None = None) -> dict:
     import solver
 
     warm = solver.Simulation(build_ours(10, seed), integrator=integrator)
@@ -80,10 +107,12 @@ def run_ours(n: int, frames: int, seed: int, integrator: str, substeps: int) -> 
     start = time.perf_counter()
     recording = sim.run(frames=frames, fps=FPS, substeps=substeps)
     wall = time.perf_counter() - start
+    baked = _bake(recording, bake) if bake else {}
     return dict(engine="ours", case="particles", n=n, integrator=integrator, substeps=substeps,
                 frames=frames, frames_per_s=(frames - 1) / wall, wall_s=wall,
                 particles_phase_s=float(recording.stats["phase_seconds"][:, -1].sum()), warm_up_s=warm_up,
-                threading_layer=sim.stats["threading_layer"], **summary(recording.particles(0)[-1]))
+                threading_layer=sim.stats["threading_layer"], **summary(recording.particles(0)[-1]), **baked,
+                peak_rss_mb=_peak_rss_mb())
 
 
 # --------------------------------------------------------------------------------------------------- Blender
@@ -175,6 +204,7 @@ def main(argv=None) -> None:
                         help="ours: the integrators to run (default symplectic_euler midpoint)")
     parser.add_argument("--substeps", type=int, default=1, help="ours: substeps per frame (default 1, as Blender)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--bake", metavar="DIR", help="ours: also bake the recording to a PC2 cache in DIR")
     args = parser.parse_args(argv)
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     if set(engines) - {"ours", "blender"}:
@@ -182,7 +212,7 @@ def main(argv=None) -> None:
     ours = {}
     if "ours" in engines:
         for integrator in args.integrators:
-            ours[integrator] = run_ours(args.n, args.frames, args.seed, integrator, args.substeps)
+            ours[integrator] = run_ours(args.n, args.frames, args.seed, integrator, args.substeps, args.bake)
             _emit(ours[integrator])
     blender = run_blender(args.n, args.frames, args.seed) if "blender" in engines else None
     if blender:
