@@ -401,9 +401,10 @@ def prepare_job(context, op=None, on_progress=None):
 
 
 def bake_all(context, conv, rec, op=None):
-    """Bake a Recording: the particles' point-cache files first (a failure there changes nothing in Blender),
-    then bodies (keyframes or instances, bake.bake_recording) and ropes, then the modifiers and objects that play
-    the particles' caches. Returns (bodies, ropes, groups) baked, or None after reporting why nothing was."""
+    """Bake a Recording: the particles' point-cache files first, staged (a failure there changes nothing), then
+    bodies (keyframes or instances, bake.bake_recording) and ropes, then the caches put in place and the
+    modifiers and objects that play them. Returns (bodies, ropes, groups) baked, or None after reporting why
+    nothing was (the earlier bake's caches kept)."""
     scene = context.scene
     try:
         written = particle_bake.write_caches(scene, conv, rec)
@@ -415,10 +416,23 @@ def bake_all(context, conv, rec, op=None):
         return None
     try:
         nb, nr = bake.bake_recording(context, conv, rec)
-    except ValueError as exc:  # an instanced bake that failed has undone itself and names the object
+    except BaseException as exc:  # the earlier bake's point caches stay as they were
+        particle_bake.discard_caches(written)
+        if not isinstance(exc, ValueError):
+            raise
+        # an instanced bake that failed has undone itself and names the object
         scene.quadric.status = f"Error: {exc}"
         if op is not None:
             op.report({'ERROR'}, str(exc))
+        return None
+    try:
+        particle_bake.commit_caches(written)
+    except OSError as exc:
+        particle_bake.discard_caches(written)
+        message = f"could not put the point caches in place ({exc})"
+        scene.quadric.status = f"Error: {message}"
+        if op is not None:
+            op.report({'ERROR'}, message)
         return None
     return nb, nr, particle_bake.attach_caches(conv, rec, written)
 

@@ -5,9 +5,12 @@ A soft body's own mesh gets a Mesh Cache modifier, first in its stack, playing i
 whose Mesh Cache plays them in world space. The files sit beside the .blend (addon/point_cache.py), one per
 group, named after its object, and are rewritten in place by a new bake.
 
-A bake is two calls so that nothing in Blender changes unless every file was written: `write_caches` (files
-only; raises OSError or ValueError naming the file), then `attach_caches` (the modifiers and objects, on the
-main thread, in the operator's undo step). Files on disk are outside undo, as Blender's own disk caches are.
+A bake is three calls so that nothing in Blender or on disk changes unless every part of it worked:
+`write_caches` (files only, each staged beside its final name; raises OSError or ValueError naming the file),
+then, once the rest of the bake (bodies, ropes) is done, `commit_caches` (each staged file replaces the
+earlier bake's at once) or `discard_caches` after a failure, which leaves the earlier bake's files as they
+were; then `attach_caches` (the modifiers and objects, on the main thread, in the operator's undo step). Files
+on disk are outside undo, as Blender's own disk caches are.
 """
 import os
 
@@ -29,20 +32,42 @@ def local_positions(binding, positions):
 
 
 def write_caches(scene, conv, rec):
-    """Write each group's PC2 file; returns [(binding, path as Blender stores it)]. Nothing in Blender changes."""
+    """Write each group's PC2 file, staged beside its final name; returns [(binding, path as Blender stores it,
+    staged file, final file)] for commit_caches or discard_caches. Nothing in Blender, and no earlier cache,
+    changes; a failure removes what it staged before raising."""
     stored_folder, folder = point_cache.cache_folder(scene)
     written, used = [], set()
-    for binding in conv.groups:
-        name = base = point_cache.safe_name(binding.object_name)
-        k = 1
-        while name in used:  # two names the same once made safe for a file name
-            name, k = f"{base}_{k}", k + 1
-        used.add(name)
-        positions = np.asarray(rec.particles(binding.index), dtype=np.float64)
-        point_cache.write_pc2(os.path.join(folder, name + ".pc2"), local_positions(binding, positions),
-                              start_frame=conv.frame_start)
-        written.append((binding, stored_folder + name + ".pc2"))
+    try:
+        for binding in conv.groups:
+            name = base = point_cache.safe_name(binding.object_name)
+            k = 1
+            while name in used:  # two names the same once made safe for a file name
+                name, k = f"{base}_{k}", k + 1
+            used.add(name)
+            positions = np.asarray(rec.particles(binding.index), dtype=np.float64)
+            final = os.path.join(folder, name + ".pc2")
+            staged = final + point_cache.STAGED
+            written.append((binding, stored_folder + name + ".pc2", staged, final))
+            point_cache.write_pc2(staged, local_positions(binding, positions), start_frame=conv.frame_start)
+    except BaseException:
+        discard_caches(written)
+        raise
     return written
+
+
+def commit_caches(written):
+    """Put each staged cache of write_caches in place of the earlier bake's (an atomic rename per file)."""
+    for _, _, staged, final in written:
+        os.replace(staged, final)
+
+
+def discard_caches(written):
+    """Remove the staged caches of write_caches: the earlier bake's files stay as they were."""
+    for _, _, staged, _ in written:
+        try:
+            os.remove(staged)
+        except FileNotFoundError:
+            pass
 
 
 def _play(target, path, frame_start):
@@ -69,7 +94,7 @@ def attach_caches(conv, rec, written):
     """Make Blender play the written caches: Mesh Cache modifiers, and an object of points per particle group.
     Returns how many groups were baked (a group whose object was deleted meanwhile is skipped)."""
     done = 0
-    for binding, path in written:
+    for binding, path, _, _ in written:
         obj = bpy.data.objects.get(binding.object_name)
         if obj is None:
             continue

@@ -6,8 +6,9 @@ float32 x, y, z per point per sample, little endian. Playing it back needs no
 add-on code, so a bake made here plays in any Blender, and on a render farm
 without the extension.
 
-Files live in ``//quadric_cache/<scene>/`` beside the saved .blend (paths are
-stored relative, so the .blend and its folder move together). An unsaved file
+Files live in ``//quadric_cache/<blend>/<scene>/`` beside the saved .blend
+(paths are stored relative, so the .blend and its folder move together; the
+.blend's name keeps two files saved in one folder from sharing caches). An unsaved file
 writes to Blender's temporary folder instead, with an absolute path.
 """
 import os
@@ -19,6 +20,7 @@ import numpy as np
 SIGNATURE = b"POINTCACHE2\0"
 _HEADER = struct.Struct("<12siiffi")  # signature, version, points, start frame, sample rate, samples
 CACHE_FOLDER = "quadric_cache"
+STAGED = ".new"  # a cache written beside its final name until the whole bake is done (particle_bake.py)
 
 
 def write_pc2(path, positions, start_frame=1.0, sample_rate=1.0):
@@ -62,16 +64,17 @@ def cache_folder(scene):
     import bpy
 
     if bpy.data.filepath:
-        stored = f"//{CACHE_FOLDER}/{safe_name(scene.name)}/"
+        blend = safe_name(os.path.splitext(os.path.basename(bpy.data.filepath))[0])
+        stored = f"//{CACHE_FOLDER}/{blend}/{safe_name(scene.name)}/"
         return stored, bpy.path.abspath(stored)
-    folder = os.path.join(bpy.app.tempdir or os.path.abspath("."), CACHE_FOLDER, safe_name(scene.name))
+    folder = os.path.join(bpy.app.tempdir or os.path.abspath("."), CACHE_FOLDER, "unsaved", safe_name(scene.name))
     return folder + os.sep, folder + os.sep
 
 
 def remove_file(stored_path):
     """Delete a cache file given as Blender stores it (relative or absolute); missing files are fine.
 
-    Removes the scene's cache folder too once it is empty, so Clear Bake leaves nothing behind.
+    Removes the scene's cache folders too once they are empty, so Clear Bake leaves nothing behind.
     """
     import bpy
 
@@ -81,7 +84,7 @@ def remove_file(stored_path):
     except FileNotFoundError:
         pass
     folder = os.path.dirname(path)
-    for _ in range(2):  # <scene>/ then quadric_cache/
+    for _ in range(3):  # <scene>/, <blend>/, then quadric_cache/
         try:
             os.rmdir(folder)
         except OSError:

@@ -347,6 +347,7 @@ def child_particle_write(args):
                               groups=[convert.GroupBinding(obj.name, 0, 'PARTICLES', None, spec.radii)])
     t0 = time.perf_counter()
     written = particle_bake.write_caches(scene, conv, Rec)
+    particle_bake.commit_caches(written)
     timings["write_seconds"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     particle_bake.attach_caches(conv, Rec, written)

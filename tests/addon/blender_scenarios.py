@@ -8,6 +8,7 @@ drives the add-on the way a user or script would and writes what it measured
 to OUT.json; the assertions live in the test files.
 """
 import contextlib
+import hashlib
 import ctypes
 import importlib
 import json
@@ -2099,6 +2100,30 @@ def scenario_particle_bake(out, blend_path):
         res["played_grains"].append(instance_positions(output).tolist())
         res["played_sheet"].append(evaluated_vertices(sheet).tolist())
     scene.frame_set(scene.frame_start)
+
+    # a bake that fails after its caches were written (here the bodies' part raises) keeps the earlier bake's
+    # caches as they were, and leaves no staged file behind
+    def digest(path):
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+
+    kept = [digest(f) for f in files]
+    job = ops.prepare_job(ctx, on_progress=lambda done, total: done >= 5 and job.cancel())
+    job.start()
+    job.wait(timeout=600)
+    bake_module, real = mod("bake"), mod("bake").bake_recording
+
+    def refuse(context, conv, rec):
+        raise ValueError("instanced bake 'Points': refused by the test")
+
+    bake_module.bake_recording = refuse
+    try:
+        res["failed_finish"] = sorted(ops.finish_job(ctx, job))
+    finally:
+        bake_module.bake_recording = real
+    res["failed_status"] = scene.quadric.status
+    res["failed_caches_kept"] = [digest(f) for f in files] == kept
+    res["failed_leftovers"] = sorted(os.listdir(os.path.dirname(files[0])))
 
     # Clear Bake: the caches, their modifier and the particles object go
     res["clear"] = sorted(bpy.ops.quadric.clear_bake())

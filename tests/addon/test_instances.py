@@ -83,7 +83,8 @@ def test_cache_is_a_pc2_file_beside_the_blend_that_mesh_cache_plays_unchanged(ba
     assert baked["cache_settings"]["flip"] == []
     assert baked["pc2"] == dict(shape=[frames, 3 * bodies, 3], start=float(baked["frame_start"]), rate=1.0)
     new = set(baked["files_baked"]) - set(baked["files_before"])
-    assert len(new) == 1 and next(iter(new)).startswith(os.path.join("quadric_cache", "Scene", "instances_"))
+    assert len(new) == 1 and next(iter(new)).startswith(
+        os.path.join("quadric_cache", "scene", "Scene", "instances_"))  # the .blend's name, then the scene's
 
 
 def test_instances_follow_the_recording_at_several_frames(baked):

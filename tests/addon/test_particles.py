@@ -185,11 +185,13 @@ def test_the_point_cache_bake_plays_back_the_recorded_positions_exactly(baked):
 
 def test_caches_sit_beside_the_blend_and_blender_plays_them_with_its_own_modifiers(baked):
     assert baked["job_state"] == "DONE" and baked["finish"] == ["FINISHED"]
-    assert baked["cache_paths"] == ["//quadric_cache/Scene/Grains.pc2", "//quadric_cache/Scene/Sheet.pc2"]
+    # in a folder named by the .blend (grains.blend) and the scene
+    assert baked["cache_paths"] == ["//quadric_cache/grains/Scene/Grains.pc2",
+                                    "//quadric_cache/grains/Scene/Sheet.pc2"]
     assert baked["files_exist"] == [True, True]
     assert baked["output"]["modifiers"] == [["Quadric Cache", "MESH_CACHE"], ["Quadric Particles", "NODES"]]
     np.testing.assert_array_equal(baked["output"]["matrix"], np.eye(4))
-    assert baked["sheet_modifiers"] == [["Quadric Cache", "MESH_CACHE", "//quadric_cache/Scene/Sheet.pc2"]]
+    assert baked["sheet_modifiers"] == [["Quadric Cache", "MESH_CACHE", "//quadric_cache/grains/Scene/Sheet.pc2"]]
     assert baked["status"].startswith("baked 2 particle groups or soft bodies over 48 frames")
 
 
@@ -288,7 +290,7 @@ def test_an_imported_recording_bakes_the_same_caches(baked):
 def test_a_bake_is_one_undo_step(baked):
     assert baked["simulate"] == ["FINISHED"]
     assert baked["after_simulate"] != baked["before_simulate"]
-    assert baked["after_simulate"]["objects"]["Sheet"]["cache"] == "//quadric_cache/Scene/Sheet.pc2"
+    assert baked["after_simulate"]["objects"]["Sheet"]["cache"] == "//quadric_cache/grains/Scene/Sheet.pc2"
     assert baked["after_undo"] == baked["before_simulate"]
     assert baked["after_redo"] == baked["after_simulate"]
 
@@ -377,3 +379,11 @@ def test_a_wind_field_pushes_bodies_at_their_centre_and_ropes_per_metre(scenario
     np.testing.assert_allclose(rope[:, :, 1] - rope[0, :, 1], np.outer(rope_travel, np.ones(rope.shape[1])),
                                rtol=1e-9, atol=1e-12)
     assert travel[-1] * 0.5 * res["strength"] / res["mass"] > 0.01  # it moved a visible centimetre or more
+
+
+def test_a_bake_that_fails_after_writing_its_caches_keeps_the_earlier_ones(baked):
+    """The caches of a new bake are staged beside the earlier ones and put in place only once the whole bake
+    worked; here the bodies' part of a (partial) bake raised."""
+    assert "refused by the test" in baked["failed_status"]
+    assert baked["failed_caches_kept"]
+    assert baked["failed_leftovers"] == ["Grains.pc2", "Sheet.pc2"]  # no staged file left
