@@ -72,6 +72,7 @@ class Conversion:
     velocity_sweeps: int
     warnings: list = field(default_factory=list)
     groups: list = field(default_factory=list)  # GroupBinding: particle groups and soft bodies (point caches)
+    integrator: str = "symplectic_euler"        # the particles' (Simulation(integrator=...))
 
     @property
     def dt(self):
@@ -292,7 +293,8 @@ def build_scene(solver, context, scene=None):
     fps = scene_fps(scene)
     gravity = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
     out = solver.Scene(gravity=gravity)
-    conv = Conversion(out, [], [], start, frames, fps, qs.substeps, qs.iterations)
+    conv = Conversion(out, [], [], start, frames, fps, qs.substeps, qs.iterations,
+                      integrator=qs.particle_integrator.lower())
 
     objs = simulated_objects(scene)
     bodies = [o for o in objs if o.quadric.role == 'BODY']

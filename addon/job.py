@@ -103,7 +103,7 @@ class SimulationJob:
         try:
             kwargs = {"velocity_sweeps": conv.velocity_sweeps} if conv.velocity_sweeps > 0 else {}
             with CompileWatcher(self._on_kernel) as watcher:
-                sim = solver.Simulation(conv.scene, dt=conv.dt, **kwargs)
+                sim = solver.Simulation(conv.scene, dt=conv.dt, integrator=conv.integrator, **kwargs)
                 self.recording = sim.run(frames=conv.frames, fps=conv.fps, substeps=conv.substeps,
                                          progress=self._progress, should_stop=self._cancel.is_set)
             self.compile_seconds = watcher.seconds

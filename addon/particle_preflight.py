@@ -50,16 +50,20 @@ def _solver_check(spec, obj):
     return ""
 
 
-def _stability(spec, obj, dt, fps):
-    """A warning when the soft body's springs may be too stiff for the explicit step ('' otherwise)."""
+def _stability(spec, obj, dt, fps, integrator):
+    """A warning when the soft body's springs may be too stiff for the explicit step ('' otherwise; never with
+    the implicit integrator, which is stable at any step)."""
     s = obj.quadric.particles
+    if integrator == 'IMPLICIT_EULER':
+        return ""
     limit = particle_groups.step_limit(spec, float(s.stiffness), float(s.damping), float(s.bending))
     if dt < limit:
         return ""
     needed = math.ceil(1.0 / (fps * limit))
     return (f"'{obj.name}': its springs may diverge at this step ({dt * 1000:.3g} ms; the explicit step stays "
             f"stable under {limit * 1000:.3g} ms for its stiffness {s.stiffness:g} N/m, damping {s.damping:g} N s/m "
-            f"and mass): use {needed} substeps or more, or lower the stiffness")
+            f"and mass): use {needed} substeps or more, lower the stiffness, or choose the Implicit Euler "
+            f"particle integrator")
 
 
 def check(context, scene, by_role, dt, fps):
@@ -87,7 +91,7 @@ def check(context, scene, by_role, dt, fps):
         specs.append(spec)
         found += [_warning('PARTICLES', f"'{obj.name}': {note}", (obj.name,)) for note in spec.notes]
         if spec.kind == 'SOFT_BODY' and not errors:
-            unstable = _stability(spec, obj, dt, fps)
+            unstable = _stability(spec, obj, dt, fps, scene.quadric.particle_integrator)
             if unstable:
                 found.append(_warning('PARTICLES', unstable, (obj.name,)))
     meshes = [o for o in by_role['COLLIDER'] if o.quadric.collider_kind == 'MESH']

@@ -243,6 +243,18 @@ class QuadricObjectSettings(bpy.types.PropertyGroup):
     orig_hide_render: BoolProperty(description="Disabled in renders before the instanced bake hid it")
 
 
+# the solver's integrators (solver/particles/integrators.py), as Simulation(integrator=...) names them lower-case
+PARTICLE_INTEGRATOR_ITEMS = [
+    ('SYMPLECTIC_EULER', "Symplectic Euler", "First order, keeps the energy of springs and orbits over long runs; "
+                                             "the default"),
+    ('EULER', "Euler", "Explicit Euler: first order, gains energy; for comparison"),
+    ('MIDPOINT', "Midpoint", "Second order (Blender's particle default)"),
+    ('RK4', "Runge-Kutta 4", "Fourth order: accurate smooth motion, four force evaluations a step"),
+    ('IMPLICIT_EULER', "Implicit Euler", "Stable for stiff cloth at any step, with some damping; solves a linear "
+                                         "system each step"),
+]
+
+
 class QuadricProblem(bpy.types.PropertyGroup):
     message: StringProperty(name="Problem", description="What Check Scene found")
     kind: StringProperty(name="Kind", description="OVERLAP, BODY, COLLIDER, ROPE, PARTICLES, FIELD or SCENE")
@@ -262,6 +274,9 @@ class QuadricSceneSettings(bpy.types.PropertyGroup):
     iterations: IntProperty(name="Velocity Sweeps", default=0, min=0, soft_max=100,
                             description="The contact solver's velocity sweeps per substep, at most (0: solver "
                                         "default, 8); typical 4 to 30 (tall stacks need more)")
+    particle_integrator: EnumProperty(
+        name="Particle Integrator", default='SYMPLECTIC_EULER', items=PARTICLE_INTEGRATOR_ITEMS,
+        description="How particles and soft bodies are stepped (bodies and ropes keep their own)")
     bake_output: EnumProperty(name="Bake To", default='KEYFRAMES', items=BAKE_OUTPUT_ITEMS,
                               description="What Simulate writes for the bodies (ropes always bake to bone keyframes)")
     instance_points: PointerProperty(name="Instances", type=bpy.types.Object,

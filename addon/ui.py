@@ -27,6 +27,7 @@ def draw_scene_settings(layout, context):
     col = layout.column(align=True)
     col.prop(qs, "substeps")
     col.prop(qs, "iterations")
+    col.prop(qs, "particle_integrator")
     col.prop(qs, "bake_output")
     col.prop(qs, "use_scene_range")
     if not qs.use_scene_range:

@@ -2234,6 +2234,9 @@ def scenario_particle_checks(out):
     res["check_error"] = op_error(bpy.ops.quadric.check_scene)
     res["problems"] = [dict(kind=p.kind, message=p.message, objects=list(p.objects), severity=p.severity)
                        for p in mod("preflight").check(bpy.context)]
+    scene.quadric.particle_integrator = 'IMPLICIT_EULER'  # stable at any step: no substeps to ask for
+    res["implicit_problems"] = [p.message for p in mod("preflight").check(bpy.context)]
+    scene.quadric.particle_integrator = 'SYMPLECTIC_EULER'
     res["simulate_error"] = op_error(bpy.ops.quadric.simulate)
     res["kernels"] = kernel_modules()
     res["panel"] = draw_panels([grains, stiff])

@@ -23,11 +23,32 @@ def _job_raising(error):
 
     fake = types.SimpleNamespace(Simulation=Simulation, SimulationCancelled=solver.SimulationCancelled,
                                  SimulationDiverged=solver.SimulationDiverged)
-    conv = types.SimpleNamespace(velocity_sweeps=0, scene=None, dt=1 / 240, frames=48, fps=24.0, substeps=10,
-                                 frame_start=1)
-    job = job_module.SimulationJob(fake, conv)
+    job = job_module.SimulationJob(fake, _conv())
     job.run_sync()
     return job
+
+
+def _conv(**changes):
+    values = dict(velocity_sweeps=0, scene=None, dt=1 / 240, frames=48, fps=24.0, substeps=10, frame_start=1,
+                  integrator="symplectic_euler")
+    return types.SimpleNamespace(**{**values, **changes})
+
+
+def test_the_job_runs_the_particle_integrator_the_scene_chose():
+    made = []
+
+    class Simulation:
+        def __init__(self, scene, dt, **kwargs):
+            made.append(kwargs)
+
+        def run(self, **kwargs):
+            return "recording"
+
+    fake = types.SimpleNamespace(Simulation=Simulation, SimulationCancelled=solver.SimulationCancelled,
+                                 SimulationDiverged=solver.SimulationDiverged)
+    job = job_module.SimulationJob(fake, _conv(integrator="implicit_euler", velocity_sweeps=12))
+    assert job.run_sync() == "DONE"
+    assert made == [dict(integrator="implicit_euler", velocity_sweeps=12)]
 
 
 @pytest.mark.parametrize("error, named", [

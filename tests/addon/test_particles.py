@@ -342,6 +342,10 @@ def test_check_scene_says_how_many_substeps_a_stiff_cloth_needs(checks):
     omega = math.sqrt(2.0 * 4.0e6 / m)
     limit = -1e-6 + math.sqrt(1e-12 + 4.0 / omega ** 2)  # damping 1 N s/m over 1e6 N/m
     assert f"use {math.ceil(1.0 / (24.0 * limit))} substeps or more" in found["message"], found["message"]
+    assert "Implicit Euler" in found["message"]
+    # with the implicit integrator chosen there is nothing to warn about, and the other problems stay
+    assert not [m for m in checks["implicit_problems"] if "may diverge" in m]
+    assert [m for m in checks["implicit_problems"] if "'Heavy'" in m and "mass must be positive" in m]
 
 
 def test_simulate_stops_at_check_scene_before_the_solver_loads(checks):
