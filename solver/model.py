@@ -62,6 +62,7 @@ class BodyShapes(NamedTuple):
     size: np.ndarray           # (N, 3) half sizes of the body-frame box that holds the shape
     hull_vertices: np.ndarray  # (V, 3) hull corners in their bodies' frames
     hull_faces: np.ndarray     # (F, 3) int64 counter-clockwise triangles, rows of hull_vertices
+    penetration: int = 0       # how overlapping pairs are measured: convex_distance.EPA, MPR or SGJK
 
 
 class MeshColliders(NamedTuple):

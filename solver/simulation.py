@@ -8,6 +8,7 @@ import numba
 import numpy as np
 
 from .collision.broadphase import find_pairs
+from .collision.convex_distance import penetration_method
 from .collision.driver import collide
 from .forces import update_body_frames
 from .integrate import body_kinetic_energies
@@ -192,7 +193,7 @@ class Simulation:
     overlap_tolerance: initial overlaps deeper than this fraction of the smaller
         body's smallest semi-axis raise ValueError; None disables the check.
     serial_below: a parallel loop over fewer bodies or contacts than this runs
-        in the calling thread instead (default: fixed per threading layer, 0 on
+        in the calling thread instead (default: fixed per threading layer, 256 on
         OpenMP, see solver/parallel.py). It computes the same thing, so only the
         speed changes, up to the last bit that fastmath may round differently:
         pass the same value for runs that must match across layers.
@@ -203,6 +204,12 @@ class Simulation:
         'implicit_euler' (linearised backward Euler, stable for stiff springs
         at any step). Rigid bodies and ropes have their own integrators.
 
+    penetration: how overlapping pairs other than two ellipsoids are measured:
+        'epa' (default; the smallest depth, exact for polytopes), 'mpr'
+        (Minkowski Portal Refinement: the depth along the centres' line, fast,
+        never below the true depth) or 'sgjk' (a local minimum of the depth
+        from the last normal, by GJK queries alone). docs/shapes.md compares them.
+
     The older names iterations, position_iterations and correction_iterations
     are still accepted, with a DeprecationWarning.
     """
@@ -211,7 +218,7 @@ class Simulation:
                  pair_skin=None, baumgarte=0.3, slop=None, restitution_threshold=0.2, linear_damping=0.0,
                  angular_damping=0.0, overlap_tolerance=0.05, threads=None, sweep_tolerance=None,
                  position_correction=True, correction_sweeps=64, serial_below=None, integrator="symplectic_euler",
-                 **renamed):
+                 penetration="epa", **renamed):
         if not isinstance(scene, Scene):
             raise FieldError("Simulation", "scene", f"must be a solver.Scene, got {type(scene).__name__}")
         owner = "Simulation"
@@ -241,6 +248,10 @@ class Simulation:
         self.scene = scene
         self.dt = dt
         self._shapes = build_body_shapes(scene)
+        if self._shapes is not None:  # ellipsoid pairs keep their exact path whatever is chosen
+            self._shapes = self._shapes._replace(penetration=penetration_method(owner, penetration))
+        else:
+            penetration_method(owner, penetration)
         _check_shapes_supported(scene, self._shapes)
         self.model = build_model(scene, self._shapes)
         self._meshes = build_mesh_colliders(scene, self._shapes, len(self.model.static_kind))

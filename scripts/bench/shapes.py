@@ -4,6 +4,7 @@ Run from the repository root:
 
     .venv/bin/python -m scripts.bench.shapes                          # 1,000 boxes and 1,000 superellipsoids, 2 s
     .venv/bin/python -m scripts.bench.shapes --shape box --n 200 --seconds 0.5
+    .venv/bin/python -m scripts.bench.shapes --penetration epa,mpr,sgjk   # ours once per method
 
 Both engines get the same scene from the same seed: half extents (semi-axes) uniform in
 [0.02, 0.04] m, density 1000 kg/m^3, uniformly random orientations, released at rest from a
@@ -13,7 +14,8 @@ Superellipsoids have exponents (0.4, 0.4): rounded boxes. MuJoCo 3 has native bo
 superellipsoids go to it as convex meshes of 300 surface points (Barr's parametrisation, 15 x 20).
 MuJoCo keeps the settings of pile.py (CG, 20 iterations, elliptic cone, soft contacts).
 
-One JSON line per engine and shape, then a ratio line. Penetration for ours is the deepest contact
+One JSON line per engine and shape (ours once per --penetration method: how overlapping pairs are measured,
+Simulation(penetration=...)), then a ratio line per method. Penetration for ours is the deepest contact
 per step (max_penetration); for MuJoCo the deepest of data.contact.dist. Both are reported relative
 to the smallest half extent in the scene.
 """
@@ -125,11 +127,12 @@ def our_scene(scene: dict):
     return out
 
 
-def run_ours(scene: dict, steps: int) -> dict:
+def run_ours(scene: dict, steps: int, penetration: str = "epa") -> dict:
     import solver
 
-    solver.Simulation(our_scene(make_scene(8, 1, scene["shape"])), dt=DT).step(2)  # compile outside the timing
-    sim = solver.Simulation(our_scene(scene), dt=DT)
+    # compile outside the timing
+    solver.Simulation(our_scene(make_scene(8, 1, scene["shape"])), dt=DT, penetration=penetration).step(2)
+    sim = solver.Simulation(our_scene(scene), dt=DT, penetration=penetration)
     seconds, contacts, deepest = 0.0, np.empty(steps), np.empty(steps)
     phases: dict = {}
     for k in range(steps):
@@ -140,7 +143,8 @@ def run_ours(scene: dict, steps: int) -> dict:
         deepest[k] = sim.stats["max_penetration"]
         for name, value in sim.stats["phase_seconds"].items():
             phases[name] = phases.get(name, 0.0) + float(value)
-    return _result("ours", scene, steps, seconds, contacts, deepest, dict(phase_seconds_total=phases))
+    return _result("ours", scene, steps, seconds, contacts, deepest,
+                   dict(phase_seconds_total=phases, penetration=penetration))
 
 
 def _result(engine, scene, steps, seconds, contacts, deepest, extra) -> dict:
@@ -162,18 +166,22 @@ def main(argv=None) -> None:
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--engines", default="ours,mujoco")
+    parser.add_argument("--penetration", default="epa", help="ours: comma list of epa, mpr, sgjk (default epa)")
     args = parser.parse_args(argv)
     steps = int(round(args.seconds / DT))
+    engines = args.engines.split(",")
     for shape in args.shape.split(","):
         scene = make_scene(args.n, args.seed, shape)
-        results = {}
-        for engine in args.engines.split(","):
-            results[engine] = (run_ours if engine == "ours" else run_mujoco)(scene, steps)
-            print(json.dumps(results[engine]), flush=True)
-        if len(results) == 2:
-            print(json.dumps(dict(ratio="ours/mujoco", shape=shape, n=args.n,
-                                  steps_per_s=results["ours"]["steps_per_s"] / results["mujoco"]["steps_per_s"])),
-                  flush=True)
+        ours = {}
+        for method in args.penetration.split(",") if "ours" in engines else ():
+            ours[method] = run_ours(scene, steps, method)
+            print(json.dumps(ours[method]), flush=True)
+        if "mujoco" in engines:
+            mujoco = run_mujoco(scene, steps)
+            print(json.dumps(mujoco), flush=True)
+            for method, result in ours.items():
+                print(json.dumps(dict(ratio="ours/mujoco", shape=shape, n=args.n, penetration=method,
+                                      steps_per_s=result["steps_per_s"] / mujoco["steps_per_s"])), flush=True)
 
 
 if __name__ == "__main__":

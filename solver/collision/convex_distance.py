@@ -3,7 +3,8 @@
 The signed distance is the gap max over unit n of g(n) = -h_A(n) - h_B(-n): the Euclidean distance
 when the shapes are apart, minus the penetration depth (the shortest translation that separates
 them) when they overlap; the maximising n is the normal from A to B. GJK (gjk.py) finds it for
-separated shapes, EPA (epa.py) for overlapping ones; for pairs with a curved member,
+separated shapes, EPA (epa.py) for overlapping ones, or on request (``penetration``) MPR (mpr.py, along
+the centres' line) or SGJK (sgjk.py, a local minimum from the warm start); for pairs with a curved member,
 normal_refinement.py then polishes n. The answer is g at the returned normal, evaluated exactly
 from the support functions, so it never exceeds the true signed distance; its deficit is what
 the search leaves, measured in tests/solver/shapes/test_distance_reference.py.
@@ -25,7 +26,13 @@ from ..shapes.support import BOX, HULL, bounding_radius
 from ..validate import FieldError, describe, unit_quaternion, unit_vector, vector
 from .epa import MAX_FACES, MAX_VERTICES, epa
 from .gjk import SEPARATED, combine, gjk, support_posed
+from .mpr import mpr
 from .normal_refinement import refine_normal
+from .sgjk import sgjk
+
+# how overlapping pairs are measured (Simulation(penetration=...), distance(penetration=...))
+PENETRATION = ("epa", "mpr", "sgjk")
+EPA, MPR, SGJK = range(3)
 
 # of the pair's size: where GJK's and EPA's bounds are taken to meet (polytope pairs end exactly).
 # With a curved member the Newton refinement takes over from a looser first answer (on a curved
@@ -45,15 +52,27 @@ def _mismatch(ax, ay, az, bx, by, bz, gap, nx, ny, nz):
 
 
 @njit(**JIT)
-def _search(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, tolerance):
-    """GJK from the normal guess n, then EPA if GJK finds no gap: (gap, n) with the gap g(n) >= the
-    signed distance - tolerance."""
+def _search(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, tolerance, method, scale):
+    """GJK from the normal guess n, then the penetration ``method`` if GJK finds no gap: (gap, n) with
+    g(n) = -h_C(n) exactly; within the tolerance of the signed distance for EPA, never above it for MPR
+    (its depth along the centres' line) and SGJK (a local optimum)."""
     simplex = np.empty((4, 9))
     weights = np.zeros(4)
+    hx, hy, hz = nx, ny, nz
     verdict, count, gap, nx, ny, nz = gjk(kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
                                           tolerance, simplex, weights)
     if verdict == SEPARATED:
         return gap, nx, ny, nz
+    if method == MPR:
+        found, depth, mx, my, mz = mpr(kinds, params, hull_vertices, positions, rotations, tolerance, scale,
+                                       np.empty((5, 9)))
+        if found:
+            return -depth, mx, my, mz
+        # touching within the tolerance, where MPR's ray finds no overlap: EPA decides
+    elif method == SGJK:
+        depth, nx, ny, nz = sgjk(kinds, params, hull_vertices, positions, rotations, hx, hy, hz, tolerance, scale,
+                                 np.empty((1, 9)), simplex, weights)  # from the caller's guess
+        return -depth, nx, ny, nz
     vertices, faces, planes = np.empty((MAX_VERTICES, 9)), np.empty((MAX_FACES, 3), np.int64), np.empty((MAX_FACES, 4))
     alive, edges = np.zeros(MAX_FACES, dtype=np.bool_), np.empty((3 * MAX_FACES, 2), dtype=np.int64)
     depth, nx, ny, nz = epa(kinds, params, hull_vertices, positions, rotations, simplex, count, tolerance, vertices,
@@ -102,7 +121,7 @@ def _witnesses(kinds, params, hull_vertices, positions, rotations, gap, nx, ny, 
 
 
 @njit(**JIT)
-def signed_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, out):
+def signed_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, out, method=EPA):
     """Signed distance of shape 0 (A) and shape 1 (B) of a pair, starting from the normal guess n.
 
     out (10,) receives the distance, the unit normal from A to B, the point on A and the point on B.
@@ -115,7 +134,7 @@ def signed_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, 
              + bounding_radius(kinds[1], params[1], hull_vertices))
     polytopes = (kinds[0] == BOX or kinds[0] == HULL) and (kinds[1] == BOX or kinds[1] == HULL)
     gap, nx, ny, nz = _search(kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
-                              (TOLERANCE if polytopes else CURVED_TOLERANCE) * scale)
+                              (TOLERANCE if polytopes else CURVED_TOLERANCE) * scale, method, scale)
     if not polytopes:
         refined, rx, ry, rz, gradient = refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
                                                       scale)
@@ -123,7 +142,7 @@ def signed_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, 
             gap, nx, ny, nz = refined, rx, ry, rz
         if gradient > SMOOTH_GRADIENT * scale:
             tight, tx, ty, tz = _search(kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
-                                        TOLERANCE * scale)
+                                        TOLERANCE * scale, method, scale)
             if tight > gap:
                 gap, nx, ny, nz = tight, tx, ty, tz
     out[0], out[1], out[2], out[3] = gap, nx, ny, nz
@@ -131,7 +150,7 @@ def signed_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, 
 
 
 @njit(**JIT)
-def contact_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, nz):
+def contact_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, method):
     """(gap, nx, ny, nz): the signed distance and normal that contacts need, from the normal guess n.
 
     The search alone: exact for polytope pairs, within CURVED_TOLERANCE of the pair's size with a curved
@@ -143,7 +162,7 @@ def contact_distance(kinds, params, hull_vertices, positions, rotations, nx, ny,
              + bounding_radius(kinds[1], params[1], hull_vertices))
     polytopes = (kinds[0] == BOX or kinds[0] == HULL) and (kinds[1] == BOX or kinds[1] == HULL)
     return _search(kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
-                   (TOLERANCE if polytopes else CURVED_TOLERANCE) * scale)
+                   (TOLERANCE if polytopes else CURVED_TOLERANCE) * scale, method, scale)
 
 
 class Distance(NamedTuple):
@@ -183,12 +202,15 @@ def _centre(shape: Shape, position, rotation) -> np.ndarray:
     return position + rotation @ local
 
 
-def distance(shape_a, pose_a, shape_b, pose_b, normal_hint=None) -> Distance:
+def distance(shape_a, pose_a, shape_b, pose_b, normal_hint=None, penetration="epa") -> Distance:
     """Signed distance between two convex shapes placed at pose = (position, orientation (w, x, y, z)).
 
     ``normal_hint`` (a direction from A to B, e.g. the last answer's normal) warm-starts the search;
-    by default it runs along the line between the shapes' centres.
+    by default it runs along the line between the shapes' centres. ``penetration`` measures overlapping
+    shapes: 'epa' (the smallest depth), 'mpr' (the depth along the line between the shapes' centres) or
+    'sgjk' (a local minimum from the hint).
     """
+    method = penetration_method("distance", penetration)
     for field, shape in (("shape_a", shape_a), ("shape_b", shape_b)):
         if not isinstance(shape, Shape):
             raise FieldError("distance", field, f"must be a shape (Ellipsoid, Box, ...), got {describe(shape)}")
@@ -201,7 +223,22 @@ def distance(shape_a, pose_a, shape_b, pose_b, normal_hint=None) -> Distance:
     else:
         hint = unit_vector("distance", "normal_hint", normal_hint, 3)
     kinds, params, hull_vertices = encode_shapes([shape_a, shape_b])
+    if method == MPR:  # MPR starts inside: a hull's frame is moved to its vertices' centroid
+        for row, shape in enumerate((shape_a, shape_b)):
+            if shape.kind == HULL:
+                local = shape.vertices.mean(axis=0)
+                first, count = int(params[row, 0]), int(params[row, 1])
+                hull_vertices[first:first + count] -= local
+                positions[row] += rotations[row] @ local
     out = np.empty(10)
     signed_distance(kinds, params, hull_vertices, positions, rotations, float(hint[0]), float(hint[1]),
-                    float(hint[2]), out)
+                    float(hint[2]), out, method)
     return Distance(float(out[0]), out[1:4], out[4:7], out[7:10])
+
+
+def penetration_method(owner: str, name) -> int:
+    """EPA, MPR or SGJK for 'epa', 'mpr' or 'sgjk'; FieldError naming ``owner`` and 'penetration' otherwise."""
+    if not (isinstance(name, str) and name in PENETRATION):
+        raise FieldError(owner, "penetration", f"must be one of {', '.join(map(repr, PENETRATION))}, "
+                                               f"got {describe(name)}")
+    return PENETRATION.index(name)

@@ -167,7 +167,8 @@ def _collide_shape_pair(state, ws, shapes, p, i, j, hx, hy, hz, scratch):
         gap, nx, ny, nz = box_box_distance(params[0, :3], positions[0], rotations[0], params[1, :3], positions[1],
                                            rotations[1])
     else:
-        gap, nx, ny, nz = contact_distance(kinds, params, shapes.hull_vertices, positions, rotations, hx, hy, hz)
+        gap, nx, ny, nz = contact_distance(kinds, params, shapes.hull_vertices, positions, rotations, hx, hy, hz,
+                                           shapes.penetration)
     _store_witness(ws.pair_witness, p, nx, ny, nz)
     if gap > reach:
         return
@@ -393,7 +394,8 @@ def _emit_mesh_contacts(model, state, ws, shapes, meshes, i, count, stop, found,
                        position[i, 2] - meshes.centre[t, 2], nx, ny, nz) < -reach:
             continue
         points, nx, ny, nz = triangle_patch(shapes.kind[i], shapes.params[i], shapes.hull_vertices, shapes.hull_faces,
-                                            position[i], ws.rotation[i], meshes, t, reach, scratch, patch)
+                                            position[i], ws.rotation[i], meshes, t, reach, scratch, patch,
+                                            shapes.penetration)
         s = meshes.first_static + t
         for k in range(points):
             if count >= stop:

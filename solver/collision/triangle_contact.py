@@ -169,8 +169,10 @@ def _face_patch(kind, params, hull_vertices, hull_faces, position, rotation, mes
 
 
 @njit(**JIT)
-def triangle_patch(kind, params, hull_vertices, hull_faces, position, rotation, meshes, t, reach, scratch, out):
-    """Contact of a body (shape kind and params, posed) with triangle t of the mesh colliders.
+def triangle_patch(kind, params, hull_vertices, hull_faces, position, rotation, meshes, t, reach, scratch, out,
+                   penetration):
+    """Contact of a body (shape kind and params, posed) with triangle t of the mesh colliders; ``penetration``
+    as for pairs of bodies (convex_distance.py).
 
     out[k] = (x, y, z, depth) as for patches.pair_patch; returns (count, nx, ny, nz): the points and
     the unit normal from the triangle to the body. Count 0: they do not touch within ``reach``.
@@ -199,7 +201,8 @@ def triangle_patch(kind, params, hull_vertices, hull_faces, position, rotation, 
         positions[0, r] = meshes.centre[t, r]
         positions[1, r] = position[r]
     rotations[1, :, :] = rotation
-    gap, gx, gy, gz = contact_distance(kinds, pair_params, hull_vertices, positions, rotations, nx, ny, nz)
+    gap, gx, gy, gz = contact_distance(kinds, pair_params, hull_vertices, positions, rotations, nx, ny, nz,
+                                       penetration)
     if gap > reach:
         return 0, nx, ny, nz
     # which feature of the triangle is nearest: its corners highest along the normal (its support there);
