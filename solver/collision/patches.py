@@ -7,9 +7,10 @@ hull face, a cylinder cap as an octagon turned to the support point), a
 segment (a cylinder's side, a capsule's axis) or one point (ellipsoids,
 superellipsoids, a rim). Two polygons clip one against the other
 (Sutherland-Hodgman, against the side planes of the clipping feature's
-edges); a segment clips against a polygon; any other pair of features (a
-point against anything, two segments, two faces that meet only at their rims)
-gives the one point where they meet. Points whose depth along the normal is
+edges); a segment clips against a polygon; two segments side by side give
+the ends of their common stretch; any other pair of features (a point
+against anything, two crossing segments, two faces that meet only at their
+rims) gives the one point where they meet. Points whose depth along the normal is
 within the reach are kept, and more than PATCH are reduced as engines do: the
 deepest, the farthest from it, the one spanning the largest triangle with
 them, and the one that adds most area outside that triangle. The points are
@@ -444,6 +445,48 @@ def _segments_meet(segment_a, segment_b, nx, ny, nz):
 
 
 @njit(**JIT)
+def _side_by_side(segment_a, segment_b, nx, ny, nz, reach, out):
+    """Two segments lying side by side seen along n (two capsules or cylinders' sides parallel): the ends of
+    their common stretch as two points, out[k] = (x, y, z, depth), each with its own depth; 0 where they cross
+    or part further than the reach over that stretch (then they meet in one point).
+
+    One point would let a capsule lying along another turn freely about the normal; two hold it as a line
+    contact does.
+    """
+    ux, uy, uz = segment_a[1, 0] - segment_a[0, 0], segment_a[1, 1] - segment_a[0, 1], segment_a[1, 2] - segment_a[0, 2]
+    along = ux * nx + uy * ny + uz * nz
+    ux, uy, uz = ux - along * nx, uy - along * ny, uz - along * nz
+    length2 = ux * ux + uy * uy + uz * uz
+    if length2 <= 1e-300:
+        return 0
+    # b's ends as fractions along a, seen along n
+    t0 = ((segment_b[0, 0] - segment_a[0, 0]) * ux + (segment_b[0, 1] - segment_a[0, 1]) * uy
+          + (segment_b[0, 2] - segment_a[0, 2]) * uz) / length2
+    t1 = ((segment_b[1, 0] - segment_a[0, 0]) * ux + (segment_b[1, 1] - segment_a[0, 1]) * uy
+          + (segment_b[1, 2] - segment_a[0, 2]) * uz) / length2
+    if abs(t1 - t0) <= 1e-9:
+        return 0  # b is across a: they meet in a point
+    lo, hi = max(0.0, min(t0, t1)), min(1.0, max(t0, t1))
+    if hi - lo <= 1e-6:
+        return 0
+    for k in range(2):
+        u = lo if k == 0 else hi
+        v = (u - t0) / (t1 - t0)  # the point of b seen at the same place along a
+        ax, ay, az = (segment_a[0, 0] + u * (segment_a[1, 0] - segment_a[0, 0]),
+                      segment_a[0, 1] + u * (segment_a[1, 1] - segment_a[0, 1]),
+                      segment_a[0, 2] + u * (segment_a[1, 2] - segment_a[0, 2]))
+        bx, by, bz = (segment_b[0, 0] + v * (segment_b[1, 0] - segment_b[0, 0]),
+                      segment_b[0, 1] + v * (segment_b[1, 1] - segment_b[0, 1]),
+                      segment_b[0, 2] + v * (segment_b[1, 2] - segment_b[0, 2]))
+        depth = (ax - bx) * nx + (ay - by) * ny + (az - bz) * nz  # A reaches up to a, B down to b
+        wx, wy, wz = bx - ax + depth * nx, by - ay + depth * ny, bz - az + depth * nz  # across n
+        if depth <= -reach or wx * wx + wy * wy + wz * wz > reach * reach:
+            return 0
+        out[k, 0], out[k, 1], out[k, 2], out[k, 3] = 0.5 * (ax + bx), 0.5 * (ay + by), 0.5 * (az + bz), depth
+    return 2
+
+
+@njit(**JIT)
 def _nearest_edges(feature_a, count_a, feature_b, count_b, nx, ny, nz, out):
     """out[0:3] = the midpoint of the nearest pair of points on the two features' outlines, seen along n (two
     polygons that meet only at their rims, as two boxes edge to edge, whose clip is empty)."""
@@ -483,6 +526,10 @@ def pair_patch(kinds, params, hull_vertices, hull_faces, positions, rotations, n
     count_b, height_b, round_b = _pair_feature(kinds[1], params[1], hull_vertices, hull_faces, positions[1],
                                                rotations[1], -nx, -ny, -nz, feature_b, local)
     height_b = -height_b  # B reaches down to height_b along n, A up to height_a
+    if count_a == 2 and count_b == 2:
+        count = _side_by_side(feature_a, feature_b, nx, ny, nz, reach, out)
+        if count > 0:
+            return count
     if count_a < 2 or count_b < 2 or (count_a == 2 and count_b == 2):
         overlap = height_a - height_b
         if overlap <= -reach:
