@@ -17,7 +17,6 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 
 from . import rotations
-from .model import ellipsoid_mass_properties
 from .shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Shape, Superellipsoid
 from .validate import (FieldError, SceneFileError, array, at, describe, file_header, file_list, file_object, flag,
                        integer, join, name_or_none, number, read_json, unit_quaternion, unit_vector, vector,
@@ -278,7 +277,7 @@ class Scene:
         local_point) ties a node to a point given in the body's frame (the rope and the body pull on each
         other). Bodies must be added before the ropes tied to them.
         """
-        from .ropes.model import validate_rope_spec
+        from .ropes.spec import validate_rope_spec
 
         index = len(self.ropes)
         owner = self._owner("rope", index, name)
@@ -493,15 +492,9 @@ def body_shape(body: dict) -> Shape:
 def _check_mass(owner: str, body: dict) -> None:
     """Mass and inertia that follow from the shape must be finite and non-zero, or the solver divides by them."""
     with np.errstate(all="ignore"):
-        if body["shape"] == "ellipsoid":
-            axes = np.array(body["semi_axes"])
-            volume = 4.0 / 3.0 * np.pi * np.prod(axes)
-            density = body["density"] if body["mass"] is None else body["mass"] / volume
-            mass, inertia = ellipsoid_mass_properties(axes, density)
-        else:
-            props = body_shape(body).mass_properties(1.0)
-            density = body["density"] if body["mass"] is None else body["mass"] / props.volume
-            mass, inertia = density * props.volume, density * props.inertia
+        props = body_shape(body).mass_properties(1.0)
+        density = body["density"] if body["mass"] is None else body["mass"] / props.volume
+        mass, inertia = density * props.volume, density * props.inertia
         derived = np.append(inertia, mass)
         usable = np.all(np.isfinite(derived)) and np.all(np.isfinite(1.0 / derived))
     if not usable:

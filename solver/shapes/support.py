@@ -22,11 +22,7 @@ from numba import njit
 
 from ..math3d import JIT
 
-ELLIPSOID, SUPERELLIPSOID, BOX, CYLINDER, CAPSULE, HULL = 0, 1, 2, 3, 4, 5
-KIND_NAMES = ("ellipsoid", "superellipsoid", "box", "cylinder", "capsule", "convex hull")
-# row layout: ellipsoid (a, b, c), superellipsoid (a, b, c, e1, e2), box (hx, hy, hz),
-# cylinder and capsule (radius, half_height), hull (first vertex row, vertex count)
-PARAMS = 5
+from .kinds import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, KIND_NAMES, PARAMS, SUPERELLIPSOID  # noqa: F401
 
 
 @njit(**JIT, inline="always")

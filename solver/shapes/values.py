@@ -15,7 +15,7 @@ import numpy as np
 from ..validate import FieldError, array, describe, number, vector
 from . import mass
 from .hull import DegenerateHull, convex_hull
-from .support import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PARAMS, SUPERELLIPSOID
+from .kinds import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PARAMS, SUPERELLIPSOID
 
 EXPONENT_RANGE = (0.1, 2.0)  # below 0.1 the powers of a superellipsoid's support lose too many digits
 
