@@ -26,6 +26,19 @@ def object_poses_from_body(body_poses, offset_location, offset_rotation):
     return loc, rot
 
 
+def in_parent_space(parent_frames, loc, rot):
+    """A parented object's own (location, quaternion) per frame from its world ones: parent_frames (F, 4, 4) are
+    its parent space (convert.parent_space) at each frame, each a rotation R, a uniform scale s and a
+    translation t, so the own location is R^T (x - t) / s and the own rotation R^T r."""
+    linear = parent_frames[:, :3, :3]
+    scale = np.cbrt(np.linalg.det(linear))
+    turn = linear / scale[:, None, None]
+    own_loc = np.einsum("fji,fj->fi", turn, loc - parent_frames[:, :3, 3]) / scale[:, None]
+    parent_rot = np.array([rotations.from_matrix(m) for m in turn])
+    own_rot = rotations.make_continuous(rotations.mul(rotations.conj(parent_rot), rot))
+    return own_loc, own_rot
+
+
 def store_originals(obj):
     s = obj.quadric
     if s.is_baked:
@@ -153,7 +166,11 @@ def bake_recording(context, conv, rec):
             loc = poses[..., :3] - rotations.rotate(rot, np.broadcast_to(off_loc, rot.shape[:-1] + (3,)))
             writer = kc.KeyframeWriter(frames)
             for j, obj in enumerate(bodies):
-                _write_object_pose(obj, writer, loc[:, j], rot[:, j])
+                parent_frames = conv.bodies[bound[j][0]].parent_frames
+                if parent_frames is None:
+                    _write_object_pose(obj, writer, loc[:, j], rot[:, j])
+                else:
+                    _write_object_pose(obj, writer, *in_parent_space(parent_frames[:n_frames], loc[:, j], rot[:, j]))
         n_bodies = len(bodies)
     else:
         instances.clear_instances(context.scene)  # no bodies left to instance

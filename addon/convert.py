@@ -42,6 +42,7 @@ class BodyBinding:
     index: int
     offset_location: np.ndarray   # the body frame's origin in the object's unscaled axes
     offset_rotation: np.ndarray   # the body frame's rotation relative to the object (w, x, y, z)
+    parent_frames: np.ndarray = None  # (F, 4, 4) parent's world matrix @ parent inverse per frame; None: no parent
 
 
 @dataclass
@@ -90,10 +91,39 @@ def material_of(solver, obj):
 
 
 def initial_matrix_world(obj):
-    """The object's world matrix before any bake of ours (the stored originals when baked)."""
+    """The object's world matrix before any bake of ours (the stored originals when baked, under its parent's
+    matrix as it is now)."""
     s = obj.quadric
     if not s.is_baked:
         return obj.matrix_world.copy()
+    if obj.parent is not None:
+        return parent_space(obj) @ _original_basis(obj)
+    return _original_basis(obj)
+
+
+def parent_space(obj):
+    """The matrix that takes the object's own transform (matrix_basis) to world space: its parent's world
+    matrix times its parent inverse (identity without a parent)."""
+    if obj.parent is None:
+        return Matrix.Identity(4)
+    return obj.parent.matrix_world @ obj.matrix_parent_inverse
+
+
+def similarity_problem(matrix):
+    """'' if the 4x4 matrix is a rotation, a uniform scale and a translation; else what it is besides."""
+    linear = np.array(matrix, dtype=np.float64)[:3, :3]
+    gram = linear.T @ linear
+    scale2 = np.trace(gram) / 3.0
+    if scale2 <= 0.0 or np.linalg.det(linear) <= 0.0:
+        return "mirrored or flattened"
+    if np.max(np.abs(gram - scale2 * np.eye(3))) > 1e-6 * scale2:
+        return "scaled unevenly or sheared"
+    return ""
+
+
+def _original_basis(obj):
+    """The object's own transform from the originals stored at its first bake."""
+    s = obj.quadric
     mode = s.orig_rotation_mode
     if mode == 'QUATERNION':
         rot = Quaternion(s.orig_rotation_quaternion).normalized().to_matrix()
@@ -248,6 +278,42 @@ def detect_collider_kind(obj, depsgraph=None):
     return 'MESH'
 
 
+def _parents_of_dynamic_bodies(bodies):
+    """The parents of the dynamic bodies, whose world matrices the bake needs at every frame. A dynamic body
+    may not hang from another simulated body (its bake would be moved twice) nor from a parent that would
+    skew its shape (uneven scale)."""
+    found = []
+    simulated = {o.name for o in bodies if o.quadric.body_type == 'DYNAMIC'}
+    for obj in bodies:
+        if obj.quadric.body_type != 'DYNAMIC' or obj.parent is None:
+            continue
+        chain = obj.parent
+        while chain is not None:
+            if chain.name in simulated or chain.quadric.role == 'ROPE':
+                raise ConvertError(f"'{obj.name}': a dynamic body cannot hang from the simulated '{chain.name}'; "
+                                   "clear its parent (Alt+P > Clear and Keep Transformation)")
+            chain = chain.parent
+        problem = similarity_problem(parent_space(obj))
+        if problem:
+            raise ConvertError(f"'{obj.name}': its parent '{obj.parent.name}' is {problem}, which a rigid body "
+                               "cannot follow; apply the parent's scale or clear the parent")
+        if obj.parent not in found:
+            found.append(obj.parent)
+    return found
+
+
+def _parent_frames(obj, parent_track):
+    """(F, 4, 4): the body's parent space (parent_space) at each frame, from its parent's sampled matrices."""
+    inverse = np.array(obj.matrix_parent_inverse, dtype=np.float64)
+    frames = np.array([np.array(m, dtype=np.float64) @ inverse for m in parent_track])
+    for k, matrix in enumerate(frames):
+        problem = similarity_problem(matrix)
+        if problem:
+            raise ConvertError(f"'{obj.name}': its parent '{obj.parent.name}' is {problem} at frame offset {k}, "
+                               "which a rigid body cannot follow; apply the parent's scale or clear the parent")
+    return frames
+
+
 def sample_track(scene, objects, frame_start, frames, fps):
     """World matrices of objects at each frame of the range: {name: [Matrix]}, frame restored afterwards."""
     if not objects:
@@ -310,15 +376,17 @@ def build_scene(solver, context, scene=None):
     try:
         anchors = _rope_anchor_objects(ropes, bodies)
         animated = [o for o in bodies if o.quadric.body_type == 'ANIMATED'] + anchors
-        tracks = sample_track(scene, animated, start, frames, fps)
+        parents = _parents_of_dynamic_bodies(bodies)
+        tracks = sample_track(scene, animated + [p for p in parents if p not in animated], start, frames, fps)
         if scene.frame_current != start:
             scene.frame_set(start)
         body_index = {}
         times = np.arange(frames) / fps
         for obj in bodies:
             s = obj.quadric
+            parent_frames = None
             if s.body_type == 'DYNAMIC' and obj.parent is not None:
-                raise ConvertError(f"'{obj.name}': a dynamic Quadric body cannot have a parent; clear the parent first")
+                parent_frames = _parent_frames(obj, tracks[obj.parent.name])
             mat0 = tracks[obj.name][0] if obj.name in tracks else initial_matrix_world(obj)
             i = _add_body(solver, out, obj, mat0)
             body_index[obj.name] = i
@@ -338,7 +406,7 @@ def build_scene(solver, context, scene=None):
                 poses[:, 3:] = rotations.make_continuous(poses[:, 3:])
                 out.set_kinematic_track(i, times, poses)
             elif s.body_type == 'DYNAMIC':
-                conv.bodies.append(BodyBinding(obj.name, i, off_loc, off_rot))
+                conv.bodies.append(BodyBinding(obj.name, i, off_loc, off_rot, parent_frames))
         depsgraph = context.evaluated_depsgraph_get() if colliders else None
         for obj in colliders:
             _add_collider(solver, out, conv, obj, depsgraph)

@@ -82,8 +82,11 @@ def _body_problems(obj, kind, hull, center):
     if not (math.isfinite(value) and value > 0.0):
         found.append(f"'{name}': {field} must be positive, got {value:g} {unit}")
     if s.body_type == 'DYNAMIC' and obj.parent is not None:
-        found.append(f"'{name}': a dynamic body cannot have a parent ('{obj.parent.name}'); clear it with "
-                     "Alt+P > Clear and Keep Transformation, or make the body Static or Animated")
+        problem = convert.similarity_problem(convert.parent_space(obj))
+        if problem:
+            found.append(f"'{name}': its parent '{obj.parent.name}' is {problem}, which a rigid body cannot "
+                         "follow; apply the parent's scale or clear the parent (Alt+P > Clear and Keep "
+                         "Transformation)")
     return found, measurable
 
 

@@ -725,7 +725,8 @@ def scenario_preflight(out):
 
 
 def scenario_check_problems(out):
-    """Check Scene on every other kind of problem at once: a flat body, a parented dynamic body, a zero density,
+    """Check Scene on every other kind of problem at once: a flat body, a dynamic body under an unevenly scaled
+    parent, a zero density,
     a rope whose curve folds back, a rope tied to no object, a flat box collider, an empty frame range."""
     scene = empty_scene()
     scene.frame_start, scene.frame_end = 5, 5
@@ -739,6 +740,7 @@ def scenario_check_problems(out):
     bodies["Flat"].quadric.semi_axes[2] = 0.0  # a zero axis typed into the panel
     bpy.ops.object.empty_add(location=(1, 0, 2))
     bpy.context.object.name = "Holder"
+    bpy.context.object.scale = (1.0, 2.0, 1.0)  # a rigid body cannot follow an uneven scale
     bodies["Child"].parent = bpy.context.object
     bodies["Weightless"].quadric.density = 0.0
     bpy.ops.mesh.primitive_cube_add(location=(0, 5, 0))
@@ -1942,6 +1944,63 @@ def scenario_particle_fields(out):
     res["cloud"] = dict(local=local.reshape(n, 3).tolist(), matrix=[list(r) for r in cloud.matrix_world],
                         source=cloud.quadric.particles.source, group=conv.scene.particles[-1],
                         warnings=conv.warnings)
+    return res
+
+
+def scenario_parented_bodies(out):
+    """Dynamic bodies under parents: one under a turned, uniformly scaled empty, one under an empty that moves;
+    simulated and baked as Simulate does, then read back through their world matrices at every frame."""
+    scene = empty_scene()
+    scene.frame_start, scene.frame_end = 1, 25
+    scene.quadric.substeps = 10
+    bpy.ops.object.empty_add(location=(1.0, 2.0, 3.0), rotation=(0.3, 0.2, 0.5))
+    mount = bpy.context.object
+    mount.name, mount.scale = "Mount", (2.0, 2.0, 2.0)
+    bpy.ops.object.empty_add(location=(5.0, 0.0, 4.0))
+    carrier = bpy.context.object
+    carrier.name = "Carrier"
+    carrier.keyframe_insert("location", frame=1)
+    carrier.location = (7.0, 0.0, 4.0)
+    carrier.keyframe_insert("location", frame=25)
+    for fc in mod("keyframes_compat").fcurves_of(carrier):
+        for kp in fc.keyframe_points:
+            kp.interpolation = 'LINEAR'
+    scene.frame_set(1)
+    children = {}
+    for name, parent, location in (("Hung", mount, (1.0, 2.0, 5.0)), ("Carried", carrier, (5.0, 0.0, 5.0))):
+        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.1, location=location)
+        child = bpy.context.object
+        child.name = name
+        select_only(child)
+        bpy.ops.quadric.add_body()
+        child.parent = parent
+        child.matrix_parent_inverse = parent.matrix_world.inverted()  # keep its place, as Ctrl+P does
+        children[name] = child
+    bpy.context.view_layer.update()
+    res = dict(start={n: list(c.matrix_world.translation) for n, c in children.items()},
+               own_before={n: list(c.location) for n, c in children.items()},
+               problems=[p.message for p in mod("preflight").check(bpy.context)])
+    ops = mod("operators")
+    job = ops.prepare_job(bpy.context)
+    job.run_sync()
+    res["state"], res["message"] = job.state, job.message
+    if job.state != 'DONE':
+        return res
+    res["finish"] = sorted(ops.finish_job(bpy.context, job))
+    index = {b["name"]: i for i, b in enumerate(job.conv.scene.bodies)}
+    res["recorded"] = {n: job.recording.body_poses[:, index[n], :3].tolist() for n in children}
+    res["offsets"] = {b.object_name: list(b.offset_location) for b in job.conv.bodies}
+    res["played"] = {n: [] for n in children}
+    res["parents_played"] = {n: [] for n in children}
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        for n, c in children.items():
+            res["played"][n].append(list(c.matrix_world.translation))
+            res["parents_played"][n].append(c.parent.name)
+    res["world_scale"] = {n: list(c.matrix_world.to_scale()) for n, c in children.items()}
+    scene.frame_set(scene.frame_start)
+    bpy.ops.quadric.clear_bake()
+    res["own_after_clear"] = {n: list(c.location) for n, c in children.items()}
     return res
 
 

@@ -114,7 +114,7 @@ def test_check_scene_lists_every_other_kind_of_problem_naming_object_and_field(s
     expected = [
         "frame range 5-5 is empty; it needs at least 2 frames",
         "'Flat': semi_axes (",
-        "'Child': a dynamic body cannot have a parent ('Holder')",
+        "'Child': its parent 'Holder' is scaled unevenly or sheared",
         "'Weightless': density must be positive, got 0 kg/m^3",
         "'Crate': box collider has zero size along local y",
         "rope 'Hairpin Rope Rig': its curve folds back on itself at node 4",

@@ -1,9 +1,11 @@
-"""Presets, tooltips, Copy from Active, adding a collection and Remove from Simulation in a real Blender
+"""Presets, tooltips, Copy from Active, adding a collection, Remove from Simulation and parented bodies in a real
+Blender
 (the halves in blender_scenarios.py). Blender stores float properties in single precision (6e-8 relative)."""
 import ast
 import os
 import re
 
+import numpy as np
 import pytest
 
 BUILT_IN_MATERIALS = {"sand", "gravel", "pebbles", "beans", "rice", "rubber", "glass_marbles", "ice", "wood_blocks"}
@@ -148,3 +150,26 @@ def test_every_property_has_a_tooltip_and_user_facing_ones_a_unit_and_typical_ra
         if p["type"] == "FLOAT":
             assert UNITS.search(p["description"]), name
     assert checked >= 14
+
+
+def test_parented_bodies_simulate_in_world_space_and_bake_under_their_parents(scenario):
+    """A body under a turned, twice-scaled empty and one under a moving empty fall as free bodies in world space;
+    their keyframes, written in their parents' space, play back the recorded world positions (to the float32
+    precision of keyframes, times the parent's scale of 2), and Clear Bake puts their own transforms back."""
+    res = scenario("parented_bodies")
+    assert res["state"] == "DONE", res["message"]
+    assert not [p for p in res["problems"] if "parent" in p], res["problems"]
+    for name in ("Hung", "Carried"):
+        recorded = np.array(res["recorded"][name])
+        played = np.array(res["played"][name])
+        offset = np.array(res["offsets"][name])
+        assert np.linalg.norm(offset) < 1e-6  # an ico sphere's body frame sits at its origin
+        # float32 keyframes (2^-24 relative) of own coordinates up to 10 m, times the parent's scale of 2, and a
+        # few float32 roundings in Blender's matrix products: 1e-5 m
+        np.testing.assert_allclose(played, recorded, rtol=0.0, atol=1e-5)
+        np.testing.assert_allclose(played[0], res["start"][name], atol=1e-6)
+        # free fall, whatever the parent does: x and y stay, z drops by about g t^2 / 2 in one second
+        np.testing.assert_allclose(played[:, :2], np.broadcast_to(played[0, :2], (len(played), 2)), atol=1e-5)
+        assert 4.0 < played[0, 2] - played[-1, 2] < 5.5
+        np.testing.assert_allclose(res["world_scale"][name], [1.0, 1.0, 1.0], atol=1e-6)
+        np.testing.assert_allclose(res["own_after_clear"][name], res["own_before"][name], atol=1e-6)
