@@ -1,6 +1,6 @@
 """Presets, tooltips, Copy from Active, adding a collection, Remove from Simulation and parented bodies in a real
-Blender
-(the halves in blender_scenarios.py). Blender stores float properties in single precision (6e-8 relative)."""
+Blender (the halves in blender_scenarios.py). Blender stores float properties in single precision (6e-8
+relative)."""
 import ast
 import os
 import re
