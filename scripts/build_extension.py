@@ -151,6 +151,9 @@ print(json.dumps([precompile.this_process(package + ".solver", runtime.source_ha
 """
 
 
+STORE_KEEP = 4  # prebuilt caches kept in the build store: the current solver's and a few recent ones
+
+
 def prebuilt_cache(stage: str, store: str) -> str | None:
     """The folder to ship as prebuilt_cache/ (manifest.json and <source hash>/<package>/), compiled into
     ``store`` unless already there; None where this host cannot make it."""
@@ -168,6 +171,7 @@ def prebuilt_cache(stage: str, store: str) -> str | None:
         recipe = hashlib.sha256(handle.read()).hexdigest()[:8]
     folder = os.path.join(store, f"{key}-{recipe}-numba{version('numba')}")
     if os.path.isfile(os.path.join(folder, "manifest.json")):
+        os.utime(folder)  # used now: prune_store keeps it
         return folder
     partial = f"{folder}.part{os.getpid()}"  # two builds at once each compile their own
     shutil.rmtree(partial, ignore_errors=True)
@@ -188,7 +192,19 @@ def prebuilt_cache(stage: str, store: str) -> str | None:
         os.replace(partial, folder)
     except OSError:  # another build finished the same cache first
         shutil.rmtree(partial, ignore_errors=True)
+    prune_store(store, keep=STORE_KEEP)
     return folder
+
+
+def prune_store(store: str, keep: int) -> list[str]:
+    """Remove all but the ``keep`` most recently used finished caches in ``store`` (about 90 MB each, one per
+    solver version); caches still being compiled (.part folders) are left alone. Returns what was removed."""
+    finished = [os.path.join(store, name) for name in os.listdir(store)
+                if ".part" not in name and os.path.isfile(os.path.join(store, name, "manifest.json"))]
+    finished.sort(key=os.path.getmtime, reverse=True)
+    for old in finished[keep:]:
+        shutil.rmtree(old, ignore_errors=True)
+    return finished[keep:]
 
 
 def run_cli(cli: str, *args: str) -> None:

@@ -70,3 +70,26 @@ def test_no_manifest_or_no_cache_means_compiling(tmp_path, shipped):
     assert not used and "no readable manifest" in note
     used, note = _install(tmp_path, tmp_path / "nowhere")
     assert not used and "ships no prebuilt solver cache" in note
+
+
+def test_the_build_store_keeps_only_the_most_recently_used_caches(tmp_path):
+    """scripts/build_extension.py keeps a few solver versions' caches (90 MB each), never one being compiled."""
+    import importlib.util
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("build_extension", root / "scripts" / "build_extension.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    now = time.time()
+    for age, name in enumerate(["new", "recent", "older", "oldest"]):
+        folder = tmp_path / f"{name}-abc-numba0.68.1"
+        folder.mkdir()
+        (folder / "manifest.json").write_text("{}")
+        os.utime(folder, (now - 3600 * age, now - 3600 * age))
+    (tmp_path / "compiling-abc-numba0.68.1.part123").mkdir()  # no manifest yet, and a .part folder
+    removed = build.prune_store(str(tmp_path), keep=2)
+    assert sorted(os.path.basename(r) for r in removed) == ["older-abc-numba0.68.1", "oldest-abc-numba0.68.1"]
+    assert sorted(os.listdir(tmp_path)) == ["compiling-abc-numba0.68.1.part123", "new-abc-numba0.68.1",
+                                            "recent-abc-numba0.68.1"]
