@@ -15,7 +15,41 @@ import threading
 import time
 import traceback
 
+import numpy as np
+
 from ..solver.precompile import CompileWatcher
+
+
+def seconds_left(done, total, first_frame_done, first_frame_at, now):
+    """Estimated seconds until the last frame, from the frame rate measured since the first simulated frame (the
+    frames before it include loading and compiling); None until a second frame has been timed."""
+    if first_frame_at is None or done <= first_frame_done or now <= first_frame_at:
+        return None
+    return (total - done) * (now - first_frame_at) / (done - first_frame_done)
+
+
+class FinishedFrames:
+    """The body poses and rope nodes of the frames a run has finished, for the live preview (addon/preview.py).
+
+    The worker copies the simulation's state into frame ``count`` as each frame ends, then counts it: the main
+    thread reads only frames below ``count``, which are never written again.
+    """
+
+    def __init__(self, frames, n_bodies, rope_nodes):
+        self.body_poses = np.zeros((frames, n_bodies, 7))
+        self.rope_nodes = [np.zeros((frames, n, 3)) for n in rope_nodes]
+        self.rope_segments = [np.zeros((frames, n - 1, 4)) for n in rope_nodes]
+        self.count = 0
+
+    def capture(self, state):
+        """Append the state at the end of a frame (in the worker)."""
+        k = self.count
+        self.body_poses[k, :, :3] = state.position
+        self.body_poses[k, :, 3:] = state.orientation
+        for r in range(len(self.rope_nodes)):
+            self.rope_nodes[r][k] = state.rope_nodes(r)
+            self.rope_segments[r][k] = state.rope_segments(r)
+        self.count = k + 1
 
 
 class SimulationJob:
@@ -36,6 +70,8 @@ class SimulationJob:
         self.compile_seconds = 0.0
         self.compiled = []              # names of the kernels compiled (not loaded from the cache), once DONE
         self.first_frame_seconds = None  # from start() to the first finished frame
+        self.live = None                 # FinishedFrames, from the start pose on (the live preview reads it)
+        self._sim = None
         self._cancel = threading.Event()
         self._thread = None
 
@@ -75,7 +111,14 @@ class SimulationJob:
                     f"({self.kernel.rpartition('.')[2]}), {self.seconds:.0f} s")
         if self.phase == 'STARTING':
             return "Loading the solver"
-        return f"Simulating frame {self.frames_done}/{self.frames_total}"
+        left = self.seconds_left()
+        eta = f", about {left:.0f} s left" if left is not None else ""
+        return f"Simulating frame {self.frames_done}/{self.frames_total}{eta}"
+
+    def seconds_left(self):
+        first = self.first_frame_seconds
+        return seconds_left(self.frames_done, self.frames_total, 2, None if first is None else self.started + first,
+                            time.perf_counter())
 
     @property
     def seconds(self):
@@ -89,6 +132,10 @@ class SimulationJob:
         self.kernel = name
 
     def _progress(self, done, total):
+        state = self._sim.state  # what the Recording's frame done - 1 was just copied from
+        if self.live is None:
+            self.live = FinishedFrames(total, len(state.position), [len(r["points"]) for r in self._sim.scene.ropes])
+        self.live.capture(state)
         if done >= 2:  # frame 1 is the start pose, recorded before any step runs (or compiles)
             self.phase = 'SIMULATING'
             if self.first_frame_seconds is None:
@@ -103,7 +150,7 @@ class SimulationJob:
         try:
             kwargs = {"velocity_sweeps": conv.velocity_sweeps} if conv.velocity_sweeps > 0 else {}
             with CompileWatcher(self._on_kernel) as watcher:
-                sim = solver.Simulation(conv.scene, dt=conv.dt, **kwargs)
+                sim = self._sim = solver.Simulation(conv.scene, dt=conv.dt, **kwargs)
                 self.recording = sim.run(frames=conv.frames, fps=conv.fps, substeps=conv.substeps,
                                          progress=self._progress, should_stop=self._cancel.is_set)
             self.compile_seconds = watcher.seconds

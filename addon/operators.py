@@ -7,7 +7,8 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from . import bake, body_shape, convert, fitting, instances, particle_bake, preflight, rope_rig, runtime, shapes
+from . import (bake, body_shape, convert, fitting, instances, particle_bake, preflight, preview, rope_rig, run_stats,
+               runtime, shapes, stale)
 from .job import SimulationJob
 from .properties import (BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, SHAPE_ITEMS, end_mode_property,
                          frame_range)
@@ -420,7 +421,24 @@ def bake_all(context, conv, rec, op=None):
         if op is not None:
             op.report({'ERROR'}, str(exc))
         return None
+    names = [b.object_name for b in conv.bodies] + [r.armature_name for r in conv.ropes]
+    stale.remember([bpy.data.objects[name] for name in names if name in bpy.data.objects])
+    store_run_stats(scene, run_stats.summarize(rec.stats, conv.frame_start))
     return nb, nr, particle_bake.attach_caches(conv, rec, written)
+
+
+def store_run_stats(scene, summary):
+    """Keep a run's summarised statistics on the scene for the panel (zeros where the run had no frame)."""
+    stored = scene.quadric.run_stats
+    for name in stored.bl_rna.properties.keys():
+        if name not in ("rna_type", "name"):
+            setattr(stored, name, summary.get(name, 0))
+
+
+def run_stats_summary(scene):
+    """The scene's stored summary as run_stats.summarize returns it."""
+    stored = scene.quadric.run_stats
+    return {name: getattr(stored, name) for name in stored.bl_rna.properties.keys() if name not in ("rna_type", "name")}
 
 
 def describe_bake(scene, bodies, ropes, groups):
@@ -497,11 +515,13 @@ def _tag_redraw(context):
 def timer_tick(context, job):
     """What the modal timer does on the main thread while the worker runs: True while still running.
 
-    Kept tiny (no data access beyond reading three numbers) so Blender's UI never waits on it.
+    Kept small so Blender's UI never waits on it: three numbers read, and at most one finished frame shown by
+    the live preview (addon/preview.py).
     """
     state, done, total = job.poll()
     if state != 'RUNNING':
         return False
+    preview.advance()
     context.window_manager.progress_update(done)
     if context.workspace is not None:
         context.workspace.status_text_set(f"Quadric Dynamics: {job.describe()}  (Esc to cancel)")
@@ -538,6 +558,7 @@ class QUADRIC_OT_simulate(bpy.types.Operator):
             return {'CANCELLED'}
         self._job = active_job = job
         job.start()
+        preview.start(context, job.conv, job)
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)
         wm.modal_handler_add(self)
@@ -551,6 +572,7 @@ class QUADRIC_OT_simulate(bpy.types.Operator):
 
     def _cleanup(self, context):
         global active_job
+        preview.end()  # before any bake: the file as it was, but for the bake
         wm = context.window_manager
         if self._timer is not None:
             wm.event_timer_remove(self._timer)
