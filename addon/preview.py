@@ -89,7 +89,27 @@ class LivePreview:
         self.advance()
 
     def show(self, k):
-        """Apply finished frame k to the objects and bones."""
+        """Apply finished frame k to the objects and bones (passing over those deleted meanwhile)."""
+        try:
+            self._apply(k)
+        except ReferenceError:
+            self._drop_deleted()
+            self._apply(k)
+
+    def _drop_deleted(self):
+        def alive(item):
+            try:
+                return bool(item.name)
+            except ReferenceError:
+                return False
+
+        keep = [j for j, obj in enumerate(self.bodies) if alive(obj)]
+        self.bodies = [self.bodies[j] for j in keep]
+        self.index, self.offset_location, self.offset_rotation = (
+            self.index[keep], self.offset_location[keep], self.offset_rotation[keep])
+        self.ropes = [(arm, rope) for arm, rope in self.ropes if alive(arm)]
+
+    def _apply(self, k):
         live = self.job.live
         poses = live.body_poses[k, self.index]
         if len(poses):

@@ -258,7 +258,8 @@ class QuadricRunStats(bpy.types.PropertyGroup):
     contacts_min: IntProperty(name="Fewest Contacts", description="Fewest contacts in a frame")
     contacts_max: IntProperty(name="Most Contacts", description="Most contacts in a frame")
     contacts_final: IntProperty(name="Last Contacts", description="Contacts in the last frame")
-    overlap_min: FloatProperty(name="Least Overlap", unit='LENGTH', description="Smallest deepest overlap of a frame, m")
+    overlap_min: FloatProperty(name="Least Overlap", unit='LENGTH',
+                               description="Smallest deepest overlap of a frame, m")
     overlap_max: FloatProperty(name="Peak Overlap", unit='LENGTH', description="Deepest overlap of the run, m")
     overlap_final: FloatProperty(name="Last Overlap", unit='LENGTH', description="Deepest overlap in the last frame, m")
     overlap_frame: IntProperty(name="Peak Overlap Frame", description="The frame of the deepest overlap")
