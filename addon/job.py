@@ -18,6 +18,7 @@ import traceback
 import numpy as np
 
 from ..solver.precompile import CompileWatcher
+from .resume import joined
 
 
 def seconds_left(done, total, first_frame_done, first_frame_at, now):
@@ -53,10 +54,14 @@ class FinishedFrames:
 
 
 class SimulationJob:
-    def __init__(self, solver, conv, on_progress=None):
+    def __init__(self, solver, conv, on_progress=None, resume_points=None, continues=None):
         self.solver = solver
         self.on_progress = on_progress  # called in the worker with (done, total)
         self.conv = conv
+        self.resume_points = resume_points  # addon/resume.py's ResumePoints the worker keeps snapshots in
+        # a run continued from a snapshot (addon/resume.py): (snapshot, Recording of the frames before it, the
+        # Conversion of the whole range); ``conv`` is then the range from the snapshot on, until the run ends
+        self.continues = continues
         self.state = 'READY'          # READY, RUNNING, DONE, CANCELLED, FAILED
         self.message = ""
         self.recording = None          # whole when DONE; the finished frames (or None) when CANCELLED or FAILED
@@ -136,6 +141,8 @@ class SimulationJob:
         if self.live is None:
             self.live = FinishedFrames(total, len(state.position), [len(r["points"]) for r in self._sim.scene.ropes])
         self.live.capture(state)
+        if self.resume_points is not None:
+            self.resume_points.offer(self._sim, done, total)
         if done >= 2:  # frame 1 is the start pose, recorded before any step runs (or compiles)
             self.phase = 'SIMULATING'
             if self.first_frame_seconds is None:
@@ -151,6 +158,8 @@ class SimulationJob:
             kwargs = {"velocity_sweeps": conv.velocity_sweeps} if conv.velocity_sweeps > 0 else {}
             with CompileWatcher(self._on_kernel) as watcher:
                 sim = self._sim = solver.Simulation(conv.scene, dt=conv.dt, **kwargs)
+                if self.continues is not None:
+                    sim.restore(self.continues[0])
                 self.recording = sim.run(frames=conv.frames, fps=conv.fps, substeps=conv.substeps,
                                          progress=self._progress, should_stop=self._cancel.is_set)
             self.compile_seconds = watcher.seconds
@@ -180,4 +189,9 @@ class SimulationJob:
             self.message = f"simulation failed: {type(exc).__name__}: {exc}"
             self.state = 'FAILED'
         finally:
+            if self.continues is not None:  # the frames before the snapshot, then this run's from it on
+                _, before, whole = self.continues
+                if self.recording is not None:
+                    self.recording = joined(solver, before, self.recording)
+                self.conv = whole
             self.finished = time.perf_counter()

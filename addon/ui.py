@@ -1,7 +1,7 @@
 """Panels: Properties editor > Physics tab (per object) and the 3D viewport sidebar tab "Quadric"."""
 import bpy
 
-from . import body_shape, instances, operators, particle_ui, preflight, run_stats, stale
+from . import body_shape, instances, operators, particle_ui, preflight, resume, run_stats, stale
 from .preset_menus import draw_preset_row
 from .properties import frame_range
 
@@ -39,6 +39,8 @@ def draw_scene_settings(layout, context):
         row = layout.row(align=True)
         row.scale_y = 1.4
         row.operator("quadric.simulate", icon='PHYSICS')
+        if resume.points(scene) is not None:
+            row.operator("quadric.bake_resume", text="From Current Frame", icon='PLAY')
         row = layout.row(align=True)
         row.operator("quadric.check_scene", icon='CHECKMARK')
         row.operator("quadric.clear_bake", icon='TRASH')

@@ -1891,12 +1891,20 @@ def scenario_live_preview(out):
         reached.wait(300)
         return job, op, gate
 
-    # 1. Cancelled (the window closes) while the preview shows frame 3: everything as it was, nothing baked.
+    # 1. Cancelled (the window closes) while the preview shows frame 3: everything as it was, nothing baked. A
+    #    body deleted meanwhile is passed over.
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=1, radius=0.2, location=(2.0, -2.0, 0.5))
+    extra = bpy.context.object
+    select_only(extra)
+    bpy.ops.quadric.add_body(shape='ELLIPSOID')
     before = transforms(objs + [arm], bones)
     job, op, gate = held_run(4)
     res["cancel_tick"] = sorted(op.modal(ctx, Event('TIMER', op._timer)))
     res["cancel_shown"] = preview.live().shown
     res["cancel_moved"] = transforms(objs + [arm], bones) != before
+    bpy.data.objects.remove(extra)
+    scene.frame_set(job.conv.frame_start + 1)
+    res["shown_after_delete"] = preview.live().shown
     op.cancel(ctx)
     res["cancel_restored"] = transforms(objs + [arm], bones) == before
     res["cancel_after"], res["cancel_before"] = transforms(objs + [arm], bones), before
@@ -1960,6 +1968,48 @@ def scenario_live_preview(out):
     ball.quadric.semi_axes[0] *= 1.1
     res["stale_shape"] = stale.why_stale(ball, scene.frame_current)
     res["stale_unbaked"] = stale.why_stale(bpy.data.objects["Ground"], scene.frame_current)
+    return res
+
+
+def scenario_bake_resume(out):
+    """Bake from Current Frame: a run cancelled after 15 frames, continued from frame 10, against the whole run;
+    and the refusals (no run kept, a frame the run did not reach, a changed setting)."""
+    scene, bodies = build_bake_scene()
+    ops, resume = mod("operators"), mod("resume")
+    ctx = bpy.context
+    res = dict(whole=sorted(bpy.ops.quadric.simulate()))
+    res["whole_keys"] = keyframe_dump(bodies)
+    bpy.ops.quadric.clear_bake()
+    resume.forget(scene)
+    scene.frame_set(10)
+    res["no_run_error"] = op_error(bpy.ops.quadric.bake_resume)
+
+    job = ops.prepare_job(ctx, on_progress=lambda done, total: done >= 15 and job.cancel())
+    job.run_sync()
+    res["partial_state"] = job.state
+    res["partial_finish"] = sorted(ops.finish_job(ctx, job))
+    res["partial_end"] = scene.quadric.partial_bake_end
+    res["partial_keys"] = keyframe_dump(bodies)
+    kept = resume.points(scene)
+    res["kept_frames"] = kept.recording.frames
+    res["kept_snapshots"] = sorted(kept.snapshots)
+
+    scene.frame_set(20)
+    res["beyond_error"] = op_error(bpy.ops.quadric.bake_resume)
+    ball = bodies[0]
+    ball.quadric.friction += 0.1
+    scene.frame_set(10)
+    res["changed_error"] = op_error(bpy.ops.quadric.bake_resume)
+    ball.quadric.friction -= 0.1
+    res["keys_after_refusals"] = keyframe_dump(bodies)
+
+    res["resume"] = sorted(bpy.ops.quadric.bake_resume())
+    job = ops.last_job
+    res["resumed_from"] = job.continues[1].frames  # frames kept from before the snapshot
+    res["resumed_frames"] = job.recording.frames
+    res["status"] = scene.quadric.status
+    res["partial_end_after"] = scene.quadric.partial_bake_end
+    res["resumed_keys"] = keyframe_dump(bodies)
     return res
 
 
