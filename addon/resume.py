@@ -5,16 +5,20 @@ the frames before it as they were.
 
 A snapshot holds the solver's work buffers as well as its State (what carries over between substeps), which
 makes the continued run the uninterrupted one bit for bit, and makes snapshots large. So a run keeps one every
-``stride`` frames, chosen from the first snapshot's size to stay within BUDGET bytes; continuing from a frame
-between two of them simulates again from the earlier, which gives the same frames.
+``stride`` frames, chosen from the first snapshot's size to stay within BUDGET bytes and widened while copying
+them takes more than SHARE of the run's time; continuing from a frame between two of them simulates again from
+the earlier, which gives the same frames.
 """
 import dataclasses
 import math
+import time
 
 import numpy as np
 
 BUDGET = 512 * 2**20  # bytes of snapshots kept per scene
 FLOAT32 = 1e-6  # relative: a few units in the last place of a float32 (6e-8)
+SHARE = 0.1  # of the run's time, at most, spent copying snapshots (the worker holds no lock, but takes a core)
+MIN_COST = 0.005  # s: cheaper snapshots are kept every frame the budget allows
 _kept = {}  # scene name -> ResumePoints of its last run
 
 
@@ -58,15 +62,25 @@ class ResumePoints:
         self.offset = offset    # the frame index the run recording into this started at
         self.stride = 1
         self.recording = None   # every finished frame from the range's start, once the run ended
+        self._last = None       # (frame index, time) of the last frame offered
+        self._frame_seconds = 0.0
 
     def offer(self, sim, done, total):
         """In the worker, after frame ``done - 1`` of the run: keep a snapshot there if it is on the stride."""
         index = self.offset + done - 1
+        now = time.perf_counter()
+        if self._last is not None:  # the frames' own time, without the copies
+            self._frame_seconds = (now - self._last[1]) / max(1, index - self._last[0])
+        self._last = index, now
         if index % self.stride:
             return
         snapshot = sim.snapshot()
+        self._last = index, time.perf_counter()
+        cost = self._last[1] - now
         if done == 1 and not self.offset:  # a run's first snapshot (the start pose): size the stride to the budget
             self.stride = max(1, math.ceil((self.offset + total) * _nbytes(snapshot) / BUDGET))
+        elif cost > MIN_COST and self._frame_seconds:  # and keep the copies to a small share of the run's time
+            self.stride = max(self.stride, math.ceil(cost / (SHARE * self._frame_seconds)))
         self.snapshots[index] = snapshot
 
     def matches(self, conv):
