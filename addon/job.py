@@ -15,14 +15,53 @@ import threading
 import time
 import traceback
 
+import numpy as np
+
 from ..solver.precompile import CompileWatcher
+from .resume import joined
+
+
+def seconds_left(done, total, first_frame_done, first_frame_at, now):
+    """Estimated seconds until the last frame, from the frame rate measured since the first simulated frame (the
+    frames before it include loading and compiling); None until a second frame has been timed."""
+    if first_frame_at is None or done <= first_frame_done or now <= first_frame_at:
+        return None
+    return (total - done) * (now - first_frame_at) / (done - first_frame_done)
+
+
+class FinishedFrames:
+    """The body poses and rope nodes of the frames a run has finished, for the live preview (addon/preview.py).
+
+    The worker copies the simulation's state into frame ``count`` as each frame ends, then counts it: the main
+    thread reads only frames below ``count``, which are never written again.
+    """
+
+    def __init__(self, frames, n_bodies, rope_nodes):
+        self.body_poses = np.zeros((frames, n_bodies, 7))
+        self.rope_nodes = [np.zeros((frames, n, 3)) for n in rope_nodes]
+        self.rope_segments = [np.zeros((frames, n - 1, 4)) for n in rope_nodes]
+        self.count = 0
+
+    def capture(self, state):
+        """Append the state at the end of a frame (in the worker)."""
+        k = self.count
+        self.body_poses[k, :, :3] = state.position
+        self.body_poses[k, :, 3:] = state.orientation
+        for r in range(len(self.rope_nodes)):
+            self.rope_nodes[r][k] = state.rope_nodes(r)
+            self.rope_segments[r][k] = state.rope_segments(r)
+        self.count = k + 1
 
 
 class SimulationJob:
-    def __init__(self, solver, conv, on_progress=None):
+    def __init__(self, solver, conv, on_progress=None, resume_points=None, continues=None):
         self.solver = solver
         self.on_progress = on_progress  # called in the worker with (done, total)
         self.conv = conv
+        self.resume_points = resume_points  # addon/resume.py's ResumePoints the worker keeps snapshots in
+        # a run continued from a snapshot (addon/resume.py): (snapshot, Recording of the frames before it, the
+        # Conversion of the whole range); ``conv`` is then the range from the snapshot on, until the run ends
+        self.continues = continues
         self.state = 'READY'          # READY, RUNNING, DONE, CANCELLED, FAILED
         self.message = ""
         self.recording = None          # whole when DONE; the finished frames (or None) when CANCELLED or FAILED
@@ -36,6 +75,8 @@ class SimulationJob:
         self.compile_seconds = 0.0
         self.compiled = []              # names of the kernels compiled (not loaded from the cache), once DONE
         self.first_frame_seconds = None  # from start() to the first finished frame
+        self.live = None                 # FinishedFrames, from the start pose on (the live preview reads it)
+        self._sim = None
         self._cancel = threading.Event()
         self._thread = None
 
@@ -75,7 +116,14 @@ class SimulationJob:
                     f"({self.kernel.rpartition('.')[2]}), {self.seconds:.0f} s")
         if self.phase == 'STARTING':
             return "Loading the solver"
-        return f"Simulating frame {self.frames_done}/{self.frames_total}"
+        left = self.seconds_left()
+        eta = f", about {left:.0f} s left" if left is not None else ""
+        return f"Simulating frame {self.frames_done}/{self.frames_total}{eta}"
+
+    def seconds_left(self):
+        first = self.first_frame_seconds
+        return seconds_left(self.frames_done, self.frames_total, 2, None if first is None else self.started + first,
+                            time.perf_counter())
 
     @property
     def seconds(self):
@@ -89,6 +137,12 @@ class SimulationJob:
         self.kernel = name
 
     def _progress(self, done, total):
+        state = self._sim.state  # what the Recording's frame done - 1 was just copied from
+        if self.live is None:
+            self.live = FinishedFrames(total, len(state.position), [len(r["points"]) for r in self._sim.scene.ropes])
+        self.live.capture(state)
+        if self.resume_points is not None:
+            self.resume_points.offer(self._sim, done, total)
         if done >= 2:  # frame 1 is the start pose, recorded before any step runs (or compiles)
             self.phase = 'SIMULATING'
             if self.first_frame_seconds is None:
@@ -103,7 +157,9 @@ class SimulationJob:
         try:
             kwargs = {"velocity_sweeps": conv.velocity_sweeps} if conv.velocity_sweeps > 0 else {}
             with CompileWatcher(self._on_kernel) as watcher:
-                sim = solver.Simulation(conv.scene, dt=conv.dt, integrator=conv.integrator, **kwargs)
+                sim = self._sim = solver.Simulation(conv.scene, dt=conv.dt, integrator=conv.integrator, **kwargs)
+                if self.continues is not None:
+                    sim.restore(self.continues[0])
                 self.recording = sim.run(frames=conv.frames, fps=conv.fps, substeps=conv.substeps,
                                          progress=self._progress, should_stop=self._cancel.is_set)
             self.compile_seconds = watcher.seconds
@@ -133,4 +189,9 @@ class SimulationJob:
             self.message = f"simulation failed: {type(exc).__name__}: {exc}"
             self.state = 'FAILED'
         finally:
+            if self.continues is not None:  # the frames before the snapshot, then this run's from it on
+                _, before, whole = self.continues
+                if self.recording is not None:
+                    self.recording = joined(solver, before, self.recording)
+                self.conv = whole
             self.finished = time.perf_counter()

@@ -68,6 +68,28 @@ def assign_action(id_data, action):
         anim.action_slot = action.slots[0]
 
 
+def detach_action(id_data):
+    """Take id_data's action off it (so its fcurves stop driving it) and return what reattach_action puts back:
+    the action and, on slotted versions, its slot."""
+    anim = id_data.animation_data
+    if anim is None or anim.action is None:
+        return None
+    held = (anim.action, anim.action_slot if SLOTTED else None)
+    anim.action = None
+    return held
+
+
+def reattach_action(id_data, held):
+    """Undo detach_action."""
+    if held is None:
+        return
+    action, slot = held
+    anim = id_data.animation_data_create()
+    anim.action = action
+    if SLOTTED and slot is not None:
+        anim.action_slot = slot
+
+
 class KeyframeWriter:
     """Writes fcurves that share one set of frames, with LINEAR keys, in bulk (no per-key Python)."""
 

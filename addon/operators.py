@@ -7,7 +7,8 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from . import bake, body_shape, convert, fitting, instances, particle_bake, preflight, rope_rig, runtime, shapes
+from . import (bake, body_shape, convert, fitting, instances, particle_bake, preflight, preview, resume, rope_rig,
+               run_stats, runtime, shapes, stale)
 from .job import SimulationJob
 from .properties import (BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, SHAPE_ITEMS, end_mode_property,
                          frame_range)
@@ -396,8 +397,44 @@ def prepare_job(context, op=None, on_progress=None):
         if op is not None and not any(name in w for name in warned):
             op.report({'WARNING'}, w)
     global last_job
-    last_job = SimulationJob(solver, conv, on_progress=on_progress)
+    last_job = SimulationJob(solver, conv, on_progress=on_progress,
+                             resume_points=resume.ResumePoints(conv))
     return last_job
+
+
+def prepare_resumed_job(context, op=None, on_progress=None):
+    """A SimulationJob that continues the scene's last run from the current frame (addon/resume.py), or None after
+    reporting why it cannot: no run kept, the scene changed since, or the frame is not one the run finished."""
+    scene = context.scene
+    kept = resume.points(scene)
+
+    def refuse(why):
+        scene.quadric.status = f"Cannot bake from frame {scene.frame_current}: {why}"
+        if op is not None:
+            op.report({'ERROR'}, scene.quadric.status)
+
+    if kept is None:
+        refuse("no run of this scene is kept (runs are kept in memory until Blender quits): Simulate first")
+        return None
+    job = prepare_job(context, op, on_progress)
+    if job is None:
+        return None
+    conv = job.conv
+    changed = kept.matches(conv)
+    if changed:
+        refuse(f"{changed} since the run it would continue: Simulate again")
+        return None
+    index = scene.frame_current - conv.frame_start
+    start = kept.resumable(index) if index < conv.frames else None
+    if start is None:
+        last = conv.frame_start + kept.recording.frames - 1
+        refuse(f"the kept run covers frames {conv.frame_start}-{last} of the range {conv.frame_start}-"
+               f"{conv.frame_start + conv.frames - 1}")
+        return None
+    whole, rest, snapshot, before, points = resume.continued(conv, kept, start)
+    job.conv, job.frames_total = rest, rest.frames
+    job.resume_points, job.continues = points, (snapshot, before, whole)
+    return job
 
 
 def bake_all(context, conv, rec, op=None):
@@ -434,7 +471,24 @@ def bake_all(context, conv, rec, op=None):
         if op is not None:
             op.report({'ERROR'}, message)
         return None
+    names = [b.object_name for b in conv.bodies] + [r.armature_name for r in conv.ropes]
+    stale.remember([bpy.data.objects[name] for name in names if name in bpy.data.objects])
+    store_run_stats(scene, run_stats.summarize(rec.stats, conv.frame_start))
     return nb, nr, particle_bake.attach_caches(conv, rec, written)
+
+
+def store_run_stats(scene, summary):
+    """Keep a run's summarised statistics on the scene for the panel (zeros where the run had no frame)."""
+    stored = scene.quadric.run_stats
+    for name in stored.bl_rna.properties.keys():
+        if name not in ("rna_type", "name"):
+            setattr(stored, name, summary.get(name, 0))
+
+
+def run_stats_summary(scene):
+    """The scene's stored summary as run_stats.summarize returns it."""
+    stored = scene.quadric.run_stats
+    return {name: getattr(stored, name) for name in stored.bl_rna.properties.keys() if name not in ("rna_type", "name")}
 
 
 def describe_bake(scene, bodies, ropes, groups):
@@ -470,6 +524,8 @@ def finish_job(context, job, op=None):
     """Bake a finished job (main thread, one undo step) or report why nothing changed. A cancelled or diverged
     run's finished frames are baked too, marked partial."""
     scene = context.scene
+    if job.resume_points is not None:
+        resume.keep(scene, job.resume_points, job.recording)
     if job.state != 'DONE':
         kept = job.recording.body_poses.shape[0] if job.recording is not None else 0
         counts = bake_all(context, job.conv, job.recording, op) if kept >= 2 else None  # beyond the start pose
@@ -511,11 +567,13 @@ def _tag_redraw(context):
 def timer_tick(context, job):
     """What the modal timer does on the main thread while the worker runs: True while still running.
 
-    Kept tiny (no data access beyond reading three numbers) so Blender's UI never waits on it.
+    Kept small so Blender's UI never waits on it: three numbers read, and at most one finished frame shown by
+    the live preview (addon/preview.py).
     """
     state, done, total = job.poll()
     if state != 'RUNNING':
         return False
+    preview.advance()
     context.window_manager.progress_update(done)
     if context.workspace is not None:
         context.workspace.status_text_set(f"Quadric Dynamics: {job.describe()}  (Esc to cancel)")
@@ -523,12 +581,10 @@ def timer_tick(context, job):
     return True
 
 
-class QUADRIC_OT_simulate(bpy.types.Operator):
-    """Simulate the scene's frame range and bake bodies and ropes to keyframes (Esc cancels)"""
-    bl_idname = "quadric.simulate"
-    bl_label = "Simulate and Bake"
-    bl_options = {'REGISTER', 'UNDO'}
-
+class SimulationRun:
+    """What Simulate and Bake from Current Frame share: a job (from ``prepare``) run synchronously, or in a worker
+    polled by a modal timer with the live preview, then baked. Blender cannot register a subclass of a registered
+    operator, so both derive from this."""
     _job = None
     _timer = None
 
@@ -537,7 +593,7 @@ class QUADRIC_OT_simulate(bpy.types.Operator):
         return context.scene is not None and active_job is None
 
     def execute(self, context):
-        job = prepare_job(context, self, on_progress=_console_progress if bpy.app.background else None)
+        job = self.prepare(context, self, on_progress=_console_progress if bpy.app.background else None)
         if job is None:
             return {'CANCELLED'}
         job.run_sync()
@@ -547,11 +603,12 @@ class QUADRIC_OT_simulate(bpy.types.Operator):
         global active_job
         if bpy.app.background or context.window is None:
             return self.execute(context)
-        job = prepare_job(context, self)
+        job = self.prepare(context, self)
         if job is None:
             return {'CANCELLED'}
         self._job = active_job = job
         job.start()
+        preview.start(context, job.conv, job)
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)
         wm.modal_handler_add(self)
@@ -565,6 +622,7 @@ class QUADRIC_OT_simulate(bpy.types.Operator):
 
     def _cleanup(self, context):
         global active_job
+        preview.end()  # before any bake: the file as it was, but for the bake
         wm = context.window_manager
         if self._timer is not None:
             wm.event_timer_remove(self._timer)
@@ -603,6 +661,25 @@ class QUADRIC_OT_simulate(bpy.types.Operator):
         if self._job is not None:
             self._job.cancel()
         self._cleanup(context)
+
+
+class QUADRIC_OT_simulate(SimulationRun, bpy.types.Operator):
+    """Simulate the scene's frame range and bake bodies and ropes to keyframes (Esc cancels)"""
+    bl_idname = "quadric.simulate"
+    bl_label = "Simulate and Bake"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    prepare = staticmethod(prepare_job)
+
+
+class QUADRIC_OT_bake_resume(SimulationRun, bpy.types.Operator):
+    """Simulate and bake from the current frame on, continuing this session's last run of the unchanged scene
+    from a state it kept; the frames before stay as they are (Esc cancels)"""
+    bl_idname = "quadric.bake_resume"
+    bl_label = "Bake from Current Frame"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    prepare = staticmethod(prepare_resumed_job)
 
 
 class QUADRIC_OT_check_scene(bpy.types.Operator):
@@ -857,7 +934,7 @@ class QUADRIC_OT_remove(bpy.types.Operator):
 
 CLASSES = (QUADRIC_OT_add_body, QUADRIC_OT_fit_shape, QUADRIC_OT_copy_from_active, QUADRIC_OT_add_collider,
            QUADRIC_OT_make_rope, QUADRIC_OT_check_scene, QUADRIC_OT_resolve_overlaps, QUADRIC_OT_simulate,
-           QUADRIC_OT_cancel,
+           QUADRIC_OT_bake_resume, QUADRIC_OT_cancel,
            QUADRIC_OT_clear_bake, QUADRIC_OT_export_scene, QUADRIC_OT_export_usd, QUADRIC_OT_import_recording,
            QUADRIC_OT_remove)
 

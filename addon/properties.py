@@ -241,6 +241,8 @@ class QuadricObjectSettings(bpy.types.PropertyGroup):
                                   description="An instanced bake hid the object: its instances move in its place")
     orig_hide_viewport: BoolProperty(description="Disabled in viewports before the instanced bake hid it")
     orig_hide_render: BoolProperty(description="Disabled in renders before the instanced bake hid it")
+    bake_fingerprint: StringProperty(description="The start pose and settings the bake was simulated from "
+                                                 "(addon/stale.py): the panel says when they changed since")
 
 
 # the solver's integrators (solver/particles/integrators.py), as Simulation(integrator=...) names them lower-case
@@ -260,6 +262,22 @@ class QuadricProblem(bpy.types.PropertyGroup):
     kind: StringProperty(name="Kind", description="OVERLAP, BODY, COLLIDER, ROPE, PARTICLES, FIELD or SCENE")
     severity: StringProperty(name="Severity", default='ERROR',
                              description="ERROR (stops the simulation) or WARNING (it runs, maybe not as meant)")
+
+
+class QuadricRunStats(bpy.types.PropertyGroup):
+    """The last baked run's statistics per frame, summarised (addon/run_stats.py)."""
+    frames: IntProperty(name="Frames", description="Frames in the summarised run (0: no run yet)")
+    contacts_min: IntProperty(name="Fewest Contacts", description="Fewest contacts in a frame")
+    contacts_max: IntProperty(name="Most Contacts", description="Most contacts in a frame")
+    contacts_final: IntProperty(name="Last Contacts", description="Contacts in the last frame")
+    overlap_min: FloatProperty(name="Least Overlap", unit='LENGTH',
+                               description="Smallest deepest overlap of a frame, m")
+    overlap_max: FloatProperty(name="Peak Overlap", unit='LENGTH', description="Deepest overlap of the run, m")
+    overlap_final: FloatProperty(name="Last Overlap", unit='LENGTH', description="Deepest overlap in the last frame, m")
+    overlap_frame: IntProperty(name="Peak Overlap Frame", description="The frame of the deepest overlap")
+    energy_min: FloatProperty(name="Least Kinetic Energy", description="Least kinetic energy of a frame, J")
+    energy_max: FloatProperty(name="Most Kinetic Energy", description="Most kinetic energy of a frame, J")
+    energy_final: FloatProperty(name="Last Kinetic Energy", description="Kinetic energy in the last frame, J")
 
 
 class QuadricSceneSettings(bpy.types.PropertyGroup):
@@ -290,9 +308,10 @@ class QuadricSceneSettings(bpy.types.PropertyGroup):
                                   description="Last frame of a bake kept from a cancelled or diverged run (0: the "
                                               "bake, if any, is whole)")
     problems: CollectionProperty(type=QuadricProblem, description="What the last Check Scene found")
+    run_stats: PointerProperty(type=QuadricRunStats, description="The last baked run's statistics, summarised")
 
 
-CLASSES = (QuadricParticleSettings, QuadricObjectSettings, QuadricProblem, QuadricSceneSettings)
+CLASSES = (QuadricParticleSettings, QuadricObjectSettings, QuadricProblem, QuadricRunStats, QuadricSceneSettings)
 
 
 def register():

@@ -1,7 +1,7 @@
 """Panels: Properties editor > Physics tab (per object) and the 3D viewport sidebar tab "Quadric"."""
 import bpy
 
-from . import body_shape, instances, operators, particle_ui, preflight
+from . import body_shape, instances, operators, particle_ui, preflight, resume, run_stats, stale
 from .preset_menus import draw_preset_row
 from .properties import frame_range
 
@@ -40,6 +40,8 @@ def draw_scene_settings(layout, context):
         row = layout.row(align=True)
         row.scale_y = 1.4
         row.operator("quadric.simulate", icon='PHYSICS')
+        if resume.points(scene) is not None:
+            row.operator("quadric.bake_resume", text="From Current Frame", icon='PLAY')
         row = layout.row(align=True)
         row.operator("quadric.check_scene", icon='CHECKMARK')
         row.operator("quadric.clear_bake", icon='TRASH')
@@ -48,6 +50,10 @@ def draw_scene_settings(layout, context):
     if qs.partial_bake_end:
         layout.label(text=f"Partial bake: frames {start}-{qs.partial_bake_end} (Simulate again for all)",
                      icon='ERROR')
+    if qs.run_stats.frames and operators.active_job is None:
+        col = layout.column(align=True)
+        for k, line in enumerate(run_stats.describe(operators.run_stats_summary(scene))):
+            col.label(text=line, icon='GRAPH' if k == 0 else 'BLANK1')
     if instances.cache_missing(scene):
         layout.label(text="The instances' point cache file is missing: bake again", icon='ERROR')
     draw_problems(layout, qs)
@@ -151,6 +157,9 @@ def draw_object_settings(layout, obj):
     box.prop(s, "restitution")
     if s.is_baked:
         layout.label(text="Baked", icon='KEYINGSET')
+    why = stale.why_stale(obj, bpy.context.scene.frame_current)
+    if why:
+        layout.label(text=why, icon='ERROR')
     if s.instance_hidden:
         layout.label(text="Baked as instances: hidden, its instances move in its place", icon='HIDE_ON')
     layout.operator("quadric.copy_from_active", icon='PASTEDOWN')

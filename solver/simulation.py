@@ -1,6 +1,7 @@
 """Simulation: builds Model, State and work buffers from a Scene and advances them."""
 from __future__ import annotations
 
+import copy
 import threading
 import warnings
 
@@ -287,6 +288,7 @@ class Simulation:
         self._targets = build_field_targets(scene, self.model, self._rope_model)
         self.stats = {}
         self._frame = 0
+        self._scene_hash = None
         if overlap_tolerance is not None and n:
             self._check_initial_overlaps(overlap_tolerance)
         body_kinetic_energies(self.model, self._bodies, self._ws.body_energy)
@@ -304,6 +306,33 @@ class Simulation:
     @property
     def time(self) -> float:
         return float(self._bodies.time[0])
+
+    def snapshot(self) -> dict:
+        """A copy of everything a run changes: the State and the work buffers that carry over from one substep to
+        the next (the pair list, witness directions, slab bounds). ``restore`` continues from it exactly as this
+        simulation goes on from here, bit for bit."""
+        if self._scene_hash is None:  # of the scene the Model was built from (the Recording's too)
+            self._scene_hash = self.scene.content_hash()
+        return dict(scene_hash=self._scene_hash, bodies=copy_body_state(self._bodies),
+                    workspace=type(self._ws)(*[np.array(field, copy=True) for field in self._ws]),
+                    ropes=copy_rope_state(self._rope_state) if self._rope_state is not None else None,
+                    particles=copy_particle_state(self._particle_state) if self._particle_state is not None else None,
+                    capacity=(self._pair_capacity, self._contact_capacity), stats=copy.deepcopy(self.stats))
+
+    def restore(self, snapshot: dict) -> None:
+        """Continue from a ``snapshot`` of a simulation of the same scene with the same settings (the snapshot
+        stays as it is, so it can be restored again). ValueError if it was taken from another scene."""
+        if snapshot["scene_hash"] != self.scene.content_hash():
+            raise FieldError("restore", "snapshot", "was taken from a simulation of another scene")
+        self._pair_capacity, self._contact_capacity = snapshot["capacity"]
+        self._bodies = copy_body_state(snapshot["bodies"])
+        self._ws = type(self._ws)(*[np.array(field, copy=True) for field in snapshot["workspace"]])
+        for name, copy_state in (("_rope_state", copy_rope_state), ("_particle_state", copy_particle_state)):
+            saved, own = snapshot["ropes" if name == "_rope_state" else "particles"], getattr(self, name)
+            if own is not None:  # the copy with this simulation's own scratch (work_*), which copies share
+                setattr(self, name, copy_state(saved)._replace(
+                    **{field: getattr(own, field) for field in own._fields if field.startswith("work_")}))
+        self.stats = copy.deepcopy(snapshot["stats"])
 
     def step(self, n: int = 1) -> None:
         """Advance n steps of length dt. Raises SimulationDiverged if a body becomes non-finite."""

@@ -11,6 +11,10 @@ scratch folder, the add-on loaded from this checkout by scripts/bake.py's loader
   ui_stall     longest modal-timer tick on the main thread while a 1,000-body
                simulation runs in the worker thread (goal < 50 ms), plus the
                longest oversleep of a 100 ms timer (GIL contention)
+  preview_stall  the same with the live preview on, for 300 and 2,000 bodies
+               (--preview-bodies) bound to objects: the longest tick, the median
+               tick that showed a frame, the depsgraph evaluation after it (what a
+               viewport redraw waits for) and the restore when the run ends
   first_click  simulate click -> first simulated frame, with a cold numba cache
                (fresh folder) and then warm (same folder, new process)
   first_click_shipped
@@ -179,6 +183,57 @@ def child_ui_stall(args):
                 state=job.state, simulate_seconds=round(job.seconds, 2), threading_layer=_threading_layer(),
                 ticks=len(ticks),
                 max_tick_ms=round(1e3 * max(ticks), 2), max_timer_late_ms=round(1e3 * max(late), 2),
+                goal_ms=50)
+
+
+def child_preview_stall(args):
+    """ui_stall with the live preview on: ``bodies`` objects bound to the pile's bodies, each timer tick showing
+    the newest finished frame on them, and the depsgraph evaluation a viewport redraw then waits for. The worker
+    keeps snapshots for Bake from Current Frame, as Simulate's does."""
+    import bpy
+
+    mod = load_addon()
+    ops, job_mod, preview, convert = mod("operators"), mod("job"), mod("preview"), mod("convert")
+    scene = fresh_scene()
+    pile, solver = pile_conversion(mod, args.bodies, args.stall_frames, args.substeps)
+    conv = convert.Conversion(pile.scene, pebble_objects(mod, scene, args.bodies), [], 1, args.stall_frames,
+                              24.0, args.substeps, 0)
+    warm = job_mod.SimulationJob(solver, pile_conversion(mod, 8, 2, 1)[0])  # compile outside the measurement
+    warm.start()
+    warm.wait()
+    job = job_mod.SimulationJob(solver, conv, resume_points=mod("resume").ResumePoints(conv))  # as Simulate
+    context = bpy.context
+    ticks, shown_ticks, evals = [], [], []
+    job.start()
+    preview.start(context, conv, job)
+    interval = 0.1
+    next_tick = time.perf_counter() + interval
+    while True:
+        time.sleep(max(0.0, next_tick - time.perf_counter()))
+        woke = time.perf_counter()
+        shown = preview.live().shown
+        running = ops.timer_tick(context, job)
+        ticks.append(time.perf_counter() - woke)
+        if running and preview.live().shown != shown:
+            shown_ticks.append(ticks[-1])
+            t0 = time.perf_counter()
+            context.evaluated_depsgraph_get()
+            evals.append(time.perf_counter() - t0)
+        next_tick = woke + interval
+        if not running:
+            break
+    t0 = time.perf_counter()
+    preview.end()
+    restore = time.perf_counter() - t0
+    job.wait()
+    return dict(case="preview_stall", bodies=args.bodies, frames=args.stall_frames, substeps=args.substeps,
+                state=job.state, simulate_seconds=round(job.seconds, 2), ticks=len(ticks),
+                frames_shown=len(shown_ticks), max_tick_ms=round(1e3 * max(ticks), 2),
+                max_frame_tick_ms=round(1e3 * max(shown_ticks), 2) if shown_ticks else None,
+                first_frame_tick_ms=round(1e3 * shown_ticks[0], 2) if shown_ticks else None,
+                median_frame_tick_ms=(round(1e3 * sorted(shown_ticks)[len(shown_ticks) // 2], 2) if shown_ticks
+                                      else None),
+                max_eval_ms=round(1e3 * max(evals), 2) if evals else None, restore_ms=round(1e3 * restore, 2),
                 goal_ms=50)
 
 
@@ -364,6 +419,7 @@ def child_particle_write(args):
 
 
 CHILDREN = dict(body_write=child_body_write, rope_write=child_rope_write, ui_stall=child_ui_stall,
+                preview_stall=child_preview_stall,
                 first_click=child_first_click, first_click_shipped=child_first_click_shipped,
                 particle_write=child_particle_write, instances=child_instances)
 
@@ -389,8 +445,8 @@ def run_child(case, args, user_dir, extra=()):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", nargs="+", default=["body_write", "rope_write", "ui_stall", "first_click",
-                                                   "first_click_shipped", "particle_write", "instances"],
+    ap.add_argument("--cases", nargs="+", default=["body_write", "rope_write", "ui_stall", "preview_stall",
+                                                   "first_click", "first_click_shipped", "particle_write", "instances"],
                     choices=sorted(CHILDREN))
     ap.add_argument("--bodies", type=int, default=1000)
     ap.add_argument("--frames", type=int, default=250)
@@ -399,6 +455,7 @@ def main():
     ap.add_argument("--stall-bodies", type=int, default=1000)
     ap.add_argument("--stall-frames", type=int, default=96)
     ap.add_argument("--substeps", type=int, default=10)
+    ap.add_argument("--preview-bodies", type=int, nargs="+", default=[300, 2000])
     ap.add_argument("--instance-bodies", type=int, nargs="+", default=[2000, 100000])
     ap.add_argument("--instance-frames", type=int, default=250)
     ap.add_argument("--keyframe-bodies-max", type=int, default=20000,
@@ -421,6 +478,10 @@ def main():
     try:
         warm_dir = os.path.join(scratch, "warm")
         for case in args.cases:
+            if case == "preview_stall":
+                for n in args.preview_bodies:
+                    run_child(case, args, warm_dir, [f"--bodies={n}"])
+                continue
             if case == "instances":
                 for n in args.instance_bodies:
                     run_child(case, args, warm_dir, [f"--bodies={n}", f"--frames={args.instance_frames}",

@@ -1757,28 +1757,33 @@ def scenario_first_use(out):
     return res
 
 
+class Event:
+    """Stands in for the events Blender hands a modal operator (bpy has no window to make real ones)."""
+
+    def __init__(self, kind, timer=None):
+        self.type, self.value, self.timer = kind, 'PRESS', timer
+
+
+def operator_for(job, timer=None):
+    """The modal Simulate operator's state as invoke() leaves it, with its methods; and the reports it makes."""
+    import types
+
+    reports = []
+    op = types.SimpleNamespace(_job=job, _timer=timer, report=lambda kind, msg: reports.append((sorted(kind), msg)))
+    for name in ("_status", "_cleanup", "release", "modal", "cancel"):
+        setattr(op, name, getattr(bpy.types.QUADRIC_OT_simulate, name).__get__(op))
+    return op, reports
+
+
 def scenario_simulate_control(out):
     """The modal operator's decisions without a window (bpy has none): what the timer shows in each phase, Esc
     while compiling (control back at once, the worker left to finish), and closing while simulating (no wait)."""
     import threading
-    import types
 
     scene, cube = default_cube_on_plane(24)
     ops = mod("operators")
     ctx = bpy.context
-    op_class = bpy.types.QUADRIC_OT_simulate
     res = {}
-
-    class Event:
-        def __init__(self, kind, timer=None):
-            self.type, self.value, self.timer = kind, 'PRESS', timer
-
-    def operator_for(job):  # the modal operator's state, as invoke() leaves it
-        reports = []
-        op = types.SimpleNamespace(_job=job, _timer=None, report=lambda kind, msg: reports.append((sorted(kind), msg)))
-        for name in ("_status", "_cleanup", "release", "modal", "cancel"):
-            setattr(op, name, getattr(op_class, name).__get__(op))
-        return op, reports
 
     # Phases as numba's compile events and the frame callback set them, read by the timer and the panel.
     job = ops.prepare_job(ctx)
@@ -1812,6 +1817,202 @@ def scenario_simulate_control(out):
     release.set()
     res["worker_state"] = job.wait(timeout=120)
     res["keys_after"] = len(mod("keyframes_compat").fcurves_of(cube))
+    return res
+
+
+def transforms(objs, bones):
+    """Everything the live preview may change: objects' and pose bones' rotation modes and values, and actions."""
+    kc = mod("keyframes_compat")
+    res = {}
+    for item in list(objs) + list(bones):
+        entry = dict(mode=item.rotation_mode, location=list(item.location),
+                     quaternion=list(item.rotation_quaternion), euler=list(item.rotation_euler),
+                     axis_angle=list(item.rotation_axis_angle))
+        anim = getattr(item, "animation_data", None)
+        if isinstance(item, bpy.types.Object):
+            entry["action"] = anim.action.name if anim is not None and anim.action is not None else None
+            if kc.SLOTTED and anim is not None and anim.action_slot is not None:
+                entry["slot"] = anim.action_slot.identifier
+        res[item.name if isinstance(item, bpy.types.Object) else f"{item.id_data.name}:{item.name}"] = entry
+    return res
+
+
+def world_frames(objs, arm):
+    """Each body's principal frame in world space (its object's matrix times the binding's offset) and the rope's
+    bone heads, as Blender evaluates them now."""
+    bpy.context.view_layer.update()
+    res = {}
+    for obj in objs:
+        loc, rot, _ = obj.matrix_world.decompose()
+        res[obj.name] = dict(location=list(loc), rotation=list(rot))
+    res["bone_heads"] = [list(arm.matrix_world @ bone.head) for bone in arm.pose.bones]
+    return res
+
+
+def scenario_live_preview(out):
+    """The live preview through the modal operator's timer and the timeline, with the worker held at chosen
+    frames: the poses shown, scrubbing, and the file left as it was when the run is cancelled or ends."""
+    import threading
+
+    scene, bodies = build_bake_scene()
+    rope_curve = make_curve("Swing", [(3.0, 0.0, 2.0), (4.0, 0.0, 2.0)])
+    select_only(rope_curve)
+    bpy.ops.quadric.make_rope(segments=6, radius=0.02, start_mode='PIN', end_mode='FREE')
+    arm = bpy.context.object
+    res = dict(first_bake=sorted(bpy.ops.quadric.simulate()))  # the preview must hold these bakes' actions off
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.2, location=(-1.0, 1.5, 0.8))
+    pebble = bpy.context.object
+    pebble.name = "Pebble"
+    pebble.rotation_mode = 'YZX'
+    pebble.rotation_euler = (0.4, -0.2, 1.1)
+    select_only(pebble)
+    bpy.ops.quadric.add_body(shape='ELLIPSOID')
+    objs = bodies + [pebble]
+    bones = list(arm.pose.bones)
+    scene.frame_set(7)
+    ops, preview = mod("operators"), mod("preview")
+    ctx = bpy.context
+    wm = ctx.window_manager
+    handlers = len(bpy.app.handlers.frame_change_post)
+    res["handlers_before"] = handlers
+
+    def held_run(hold_at):
+        """A started job whose worker waits once `hold_at` frames are done, with the operator polling it."""
+        gate = threading.Event()
+        reached = threading.Event()
+
+        def hold(done, total):
+            if done == hold_at:
+                reached.set()
+                gate.wait(120)
+
+        job = ops.prepare_job(ctx, on_progress=hold)
+        ops.active_job = job
+        job.start()
+        preview.start(ctx, job.conv, job)
+        op, _ = operator_for(job, wm.event_timer_add(0.1))
+        reached.wait(300)
+        return job, op, gate
+
+    # 1. Cancelled (the window closes) while the preview shows frame 3: everything as it was, nothing baked. A
+    #    body deleted meanwhile is passed over.
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=1, radius=0.2, location=(2.0, -2.0, 0.5))
+    extra = bpy.context.object
+    select_only(extra)
+    bpy.ops.quadric.add_body(shape='ELLIPSOID')
+    before = transforms(objs + [arm], bones)
+    job, op, gate = held_run(4)
+    res["cancel_tick"] = sorted(op.modal(ctx, Event('TIMER', op._timer)))
+    res["cancel_shown"] = preview.live().shown
+    res["cancel_moved"] = transforms(objs + [arm], bones) != before
+    bpy.data.objects.remove(extra)
+    scene.frame_set(job.conv.frame_start + 1)
+    res["shown_after_delete"] = preview.live().shown
+    op.cancel(ctx)
+    res["cancel_restored"] = transforms(objs + [arm], bones) == before
+    res["cancel_after"], res["cancel_before"] = transforms(objs + [arm], bones), before
+    res["cancel_handlers"] = len(bpy.app.handlers.frame_change_post)
+    gate.set()
+    job.wait(300)
+
+    # 2. A run held after 9 frames: the timer shows the newest, the timeline scrubs over the finished ones.
+    before = transforms(objs + [arm], bones)
+    job, op, gate = held_run(9)
+    start = job.conv.frame_start
+    res["frame_start"] = start
+    res["bindings"] = {b.object_name: dict(index=b.index, offset_location=list(b.offset_location),
+                                           offset_rotation=list(b.offset_rotation)) for b in job.conv.bodies}
+    res["rope_index"] = job.conv.ropes[0].index
+    ticks = []
+    for _ in range(2):  # the second tick finds nothing new to show
+        t0 = __import__("time").perf_counter()
+        res.setdefault("ticks", []).append(sorted(op.modal(ctx, Event('TIMER', op._timer))))
+        ticks.append(__import__("time").perf_counter() - t0)
+        res.setdefault("shown", []).append(preview.live().shown)
+    res["tick_seconds"] = ticks  # for the record, never asserted
+    res["newest"] = world_frames(objs, arm)
+    scene.frame_set(start + 3)
+    res["scrubbed_frame"] = preview.live().shown
+    res["scrubbed"] = world_frames(objs, arm)
+    scene.frame_set(start + 30)  # beyond the finished frames: back to the newest
+    res["beyond_frame"] = preview.live().shown
+    scene.frame_set(7)
+    gate.set()
+    job.wait(300)
+    res["job_state"] = job.state
+    res["recording"] = job.recording.body_poses.tolist()
+    res["rope_nodes"] = job.recording.rope_nodes(job.conv.ropes[0].index).tolist()
+    res["live_equal"] = bool((job.live.body_poses == job.recording.body_poses).all())
+    res["end_tick"] = sorted(op.modal(ctx, Event('TIMER', op._timer)))  # ends the run: restores, then bakes
+    res["end_handlers"] = len(bpy.app.handlers.frame_change_post)
+    res["end_live"] = preview.live() is not None
+    res["baked_after_end"] = {o.name: o.quadric.is_baked for o in objs + [arm]}
+    res["pebble_originals"] = dict(mode=pebble.quadric.orig_rotation_mode,
+                                   location=list(pebble.quadric.orig_location),
+                                   euler=list(pebble.quadric.orig_rotation_euler))
+    res["pebble_before"] = before["Pebble"]
+    res["stats"] = {key: np.asarray(value).tolist() for key, value in job.recording.stats.items()
+                    if key != "phase_seconds"}
+    res["stored_stats"] = ops.run_stats_summary(scene)
+
+    # 3. The stale-bake indicator of a baked body.
+    stale = mod("stale")
+    ball = bodies[0]
+    scene.frame_set(12)
+    res["stale_fresh"] = stale.why_stale(ball, scene.frame_current)
+    ball.quadric.friction += 0.1
+    res["stale_friction"] = stale.why_stale(ball, scene.frame_current)
+    ball.quadric.friction -= 0.1
+    res["stale_friction_back"] = stale.why_stale(ball, scene.frame_current)
+    ball.location.x += 0.5
+    res["stale_moved"] = stale.why_stale(ball, scene.frame_current)
+    scene.frame_set(13)
+    res["stale_after_frame_change"] = stale.why_stale(ball, scene.frame_current)
+    ball.quadric.semi_axes[0] *= 1.1
+    res["stale_shape"] = stale.why_stale(ball, scene.frame_current)
+    res["stale_unbaked"] = stale.why_stale(bpy.data.objects["Ground"], scene.frame_current)
+    return res
+
+
+def scenario_bake_resume(out):
+    """Bake from Current Frame: a run cancelled after 15 frames, continued from frame 10, against the whole run;
+    and the refusals (no run kept, a frame the run did not reach, a changed setting)."""
+    scene, bodies = build_bake_scene()
+    ops, resume = mod("operators"), mod("resume")
+    ctx = bpy.context
+    res = dict(whole=sorted(bpy.ops.quadric.simulate()))
+    res["whole_keys"] = keyframe_dump(bodies)
+    bpy.ops.quadric.clear_bake()
+    resume.forget(scene)
+    scene.frame_set(10)
+    res["no_run_error"] = op_error(bpy.ops.quadric.bake_resume)
+
+    job = ops.prepare_job(ctx, on_progress=lambda done, total: done >= 15 and job.cancel())
+    job.run_sync()
+    res["partial_state"] = job.state
+    res["partial_finish"] = sorted(ops.finish_job(ctx, job))
+    res["partial_end"] = scene.quadric.partial_bake_end
+    res["partial_keys"] = keyframe_dump(bodies)
+    kept = resume.points(scene)
+    res["kept_frames"] = kept.recording.frames
+    res["kept_snapshots"] = sorted(kept.snapshots)
+
+    scene.frame_set(20)
+    res["beyond_error"] = op_error(bpy.ops.quadric.bake_resume)
+    ball = bodies[0]
+    ball.quadric.friction += 0.1
+    scene.frame_set(10)
+    res["changed_error"] = op_error(bpy.ops.quadric.bake_resume)
+    ball.quadric.friction -= 0.1
+    res["keys_after_refusals"] = keyframe_dump(bodies)
+
+    res["resume"] = sorted(bpy.ops.quadric.bake_resume())
+    job = ops.last_job
+    res["resumed_from"] = job.continues[1].frames  # frames kept from before the snapshot
+    res["resumed_frames"] = job.recording.frames
+    res["status"] = scene.quadric.status
+    res["partial_end_after"] = scene.quadric.partial_bake_end
+    res["resumed_keys"] = keyframe_dump(bodies)
     return res
 
 

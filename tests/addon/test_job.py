@@ -61,3 +61,10 @@ def test_a_diverged_run_names_the_frame_and_what_diverged(error, named):
     job = _job_raising(error)
     assert job.state == "FAILED"
     assert job.message.startswith(f"simulation diverged at frame 4 ({named}). Try more substeps")
+
+
+def test_the_time_left_comes_from_the_frame_rate_since_the_first_simulated_frame():
+    # 10 frames simulated in the 5 s since the first (loading and compiling before it do not count): 0.5 s each
+    assert job_module.seconds_left(12, 24, 2, 10.0, 15.0) == pytest.approx(12 * 0.5)
+    assert job_module.seconds_left(2, 24, 2, 10.0, 15.0) is None  # no frame timed yet
+    assert job_module.seconds_left(5, 24, 2, None, 15.0) is None  # still loading

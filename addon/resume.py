@@ -1,0 +1,142 @@
+"""Bake from the current frame: a run keeps snapshots of its simulation (Simulation.snapshot) at frame boundaries,
+in memory for this Blender session, per scene; a later run of the unchanged scene continues from the last one
+at or before the current frame instead of from the start (simulating the kept run's own Scene again), and bakes
+the frames before it as they were.
+
+A snapshot holds the solver's work buffers as well as its State (what carries over between substeps), which
+makes the continued run the uninterrupted one bit for bit, and makes snapshots large. So a run keeps one every
+``stride`` frames, chosen from the first snapshot's size to stay within BUDGET bytes and widened while copying
+them takes more than SHARE of the run's time; continuing from a frame between two of them simulates again from
+the earlier, which gives the same frames.
+"""
+import dataclasses
+import math
+import time
+
+import numpy as np
+
+BUDGET = 512 * 2**20  # bytes of snapshots kept per scene
+FLOAT32 = 1e-6  # relative: a few units in the last place of a float32 (6e-8)
+SHARE = 0.1  # of the run's time, at most, spent copying snapshots (the worker holds no lock, but takes a core)
+MIN_COST = 0.005  # s: cheaper snapshots are kept every frame the budget allows
+_kept = {}  # scene name -> ResumePoints of its last run
+
+
+def _nbytes(value):
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, (tuple, list)):
+        return sum(_nbytes(item) for item in value)
+    if isinstance(value, dict):
+        return sum(_nbytes(item) for item in value.values())
+    return 0
+
+
+def _settings(conv):
+    """What, beside the Scene, makes two runs the same run: where they start and how they step."""
+    return conv.frame_start, conv.fps, conv.substeps, conv.velocity_sweeps
+
+
+def same(a, b):
+    """Whether two Scene documents (Scene.to_dict) describe the same scene: equal but for float32 rounding, which
+    differs where Blender and the add-on compute an object's matrix in different ways (a baked object's start
+    pose is read from its stored original transform)."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        return abs(a - b) <= FLOAT32 * max(1.0, abs(a), abs(b))
+    return a == b
+
+
+class ResumePoints:
+    """The snapshots of one run (by frame index from the start of its range) and the frames it finished."""
+
+    def __init__(self, conv, snapshots=None, offset=0):
+        self.settings = _settings(conv)
+        # the run's Conversion: a continued run simulates its Scene again and bakes with its bindings (a baked
+        # object's offsets, read again, can differ from them in the last bit)
+        self.conv = conv
+        self.snapshots = dict(snapshots or {})  # frame index -> Simulation.snapshot()
+        self.offset = offset    # the frame index the run recording into this started at
+        self.stride = 1
+        self.recording = None   # every finished frame from the range's start, once the run ended
+        self._last = None       # (frame index, time) of the last frame offered
+        self._frame_seconds = 0.0
+
+    def offer(self, sim, done, total):
+        """In the worker, after frame ``done - 1`` of the run: keep a snapshot there if it is on the stride."""
+        index = self.offset + done - 1
+        now = time.perf_counter()
+        if self._last is not None:  # the frames' own time, without the copies
+            self._frame_seconds = (now - self._last[1]) / max(1, index - self._last[0])
+        self._last = index, now
+        if index % self.stride:
+            return
+        snapshot = sim.snapshot()
+        self._last = index, time.perf_counter()
+        cost = self._last[1] - now
+        if done == 1 and not self.offset:  # a run's first snapshot (the start pose): size the stride to the budget
+            self.stride = max(1, math.ceil((self.offset + total) * _nbytes(snapshot) / BUDGET))
+        elif cost > MIN_COST and self._frame_seconds:  # and keep the copies to a small share of the run's time
+            self.stride = max(self.stride, math.ceil(cost / (SHARE * self._frame_seconds)))
+        self.snapshots[index] = snapshot
+
+    def matches(self, conv):
+        """'' if a run of ``conv`` is the run these snapshots came from, else why not."""
+        if _settings(conv) != self.settings:
+            return "the start frame, frame rate, substeps or sweeps changed"
+        if not same(conv.scene.to_dict(), self.conv.scene.to_dict()):
+            return "a body, collider, rope or setting changed"
+        return ""
+
+    def resumable(self, index):
+        """The frame index to continue from for frame index ``index``: the last snapshot at or before it, if the
+        run finished that frame (else None)."""
+        finished = self.recording.frames if self.recording is not None else 0
+        below = [k for k in self.snapshots if k <= index] if 0 <= index < finished else []
+        return max(below) if below else None
+
+
+def points(scene):
+    return _kept.get(scene.name)
+
+
+def keep(scene, resume_points, recording):
+    """Store a run's snapshots and frames for the scene once it ended (main thread)."""
+    if recording is None or recording.frames < 1:
+        return
+    resume_points.recording = recording
+    _kept[scene.name] = resume_points
+
+
+def forget(scene):
+    _kept.pop(scene.name, None)
+
+
+def continued(conv, resume_points, index):
+    """(the whole range's conversion, that of the frames from ``index`` on, the snapshot there, the frames before
+    it, new ResumePoints): what a job needs to continue the run at frame index ``index`` over ``conv``'s range
+    (a matching one: `matches`)."""
+    whole = dataclasses.replace(resume_points.conv, frames=conv.frames)
+    rest = dataclasses.replace(whole, frame_start=whole.frame_start + index, frames=whole.frames - index)
+    kept = {k: snap for k, snap in resume_points.snapshots.items() if k <= index}
+    new_points = ResumePoints(whole, kept, offset=index)
+    new_points.stride = resume_points.stride
+    return whole, rest, resume_points.snapshots[index], resume_points.recording.truncated(index), new_points
+
+
+def joined(solver, before, after):
+    """One Recording of ``before``'s frames followed by ``after``'s (whose first frame continues them)."""
+    def both(a, b):
+        return np.concatenate([a, b], axis=0)
+
+    stats = {key: both(before.stats[key], after.stats[key]) for key in after.stats}
+    recording = solver.Recording(after.fps, after.body_names, after.phases, both(before.body_poses, after.body_poses),
+                                 stats, after.scene_hash)
+    recording.ropes = [dict(name=b["name"], nodes=both(a["nodes"], b["nodes"]),
+                            segments=both(a["segments"], b["segments"])) for a, b in zip(before.ropes, after.ropes)]
+    recording.particle_groups = [dict(name=b["name"], positions=both(a["positions"], b["positions"]))
+                                 for a, b in zip(before.particle_groups, after.particle_groups)]
+    return recording

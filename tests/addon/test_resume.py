@@ -1,0 +1,36 @@
+"""Bake from Current Frame (quadric.bake_resume): a cancelled run continued from a kept snapshot bakes what the
+uninterrupted run bakes, bit for bit; frames before the current one keep their keys; and it refuses, saying
+why, when there is nothing to continue."""
+import pytest
+
+
+@pytest.fixture(scope="module")
+def resumed(scenario):
+    return scenario("bake_resume")
+
+
+def keys_before(dump, frame):
+    return {name: [pair for pair in zip(*keys) if pair[0] < frame] for name, keys in dump.items()}
+
+
+def test_a_resumed_bake_is_the_uninterrupted_bake(resumed):
+    assert resumed["whole"] == ["FINISHED"] and resumed["resume"] == ["FINISHED"]
+    assert resumed["partial_state"] == "CANCELLED" and resumed["partial_end"] == 15  # frames 1-15 kept
+    assert resumed["kept_frames"] == 15 and resumed["kept_snapshots"][0] == 0
+    # frame 10 is frame index 9: it continues from the last snapshot at or before it (every frame's, unless
+    # copying them took long), the frames before that come from the kept run
+    assert resumed["resumed_from"] == max(k for k in resumed["kept_snapshots"] if k <= 9)
+    assert resumed["resumed_frames"] == 40
+    assert resumed["resumed_keys"] == resumed["whole_keys"]
+    assert resumed["partial_end_after"] == 0  # whole now
+
+
+def test_keys_before_the_current_frame_are_kept(resumed):
+    assert keys_before(resumed["resumed_keys"], 10) == keys_before(resumed["partial_keys"], 10)
+
+
+def test_it_refuses_when_there_is_nothing_to_continue(resumed):
+    assert "no run of this scene is kept" in resumed["no_run_error"]
+    assert "the kept run covers frames 1-15 of the range 1-40" in resumed["beyond_error"]
+    assert "a body, collider, rope or setting changed since the run it would continue" in resumed["changed_error"]
+    assert resumed["keys_after_refusals"] == resumed["partial_keys"]  # a refusal changes nothing
