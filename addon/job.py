@@ -54,7 +54,7 @@ class FinishedFrames:
 
 
 class SimulationJob:
-    def __init__(self, solver, conv, on_progress=None, resume_points=None, continues=None):
+    def __init__(self, solver, conv, on_progress=None, resume_points=None, continues=None, stage=None):
         self.solver = solver
         self.on_progress = on_progress  # called in the worker with (done, total)
         self.conv = conv
@@ -62,6 +62,11 @@ class SimulationJob:
         # a run continued from a snapshot (addon/resume.py): (snapshot, Recording of the frames before it, the
         # Conversion of the whole range); ``conv`` is then the range from the snapshot on, until the run ends
         self.continues = continues
+        # stage(conv, recording): writes what a bake needs on disk without touching Blender (the particles'
+        # point caches) in the worker once the run is DONE, so the main thread only puts them in place
+        self.stage = stage
+        self.staged = None         # what stage returned
+        self.stage_error = None    # the OSError or ValueError it raised
         self.state = 'READY'          # READY, RUNNING, DONE, CANCELLED, FAILED
         self.message = ""
         self.recording = None          # whole when DONE; the finished frames (or None) when CANCELLED or FAILED
@@ -154,6 +159,7 @@ class SimulationJob:
 
     def _run(self):
         solver, conv = self.solver, self.conv
+        state = 'FAILED'  # published last, in self.state, once everything below is done: the main thread bakes
         try:
             kwargs = {"velocity_sweeps": conv.velocity_sweeps} if conv.velocity_sweeps > 0 else {}
             with CompileWatcher(self._on_kernel) as watcher:
@@ -164,11 +170,11 @@ class SimulationJob:
                                          progress=self._progress, should_stop=self._cancel.is_set)
             self.compile_seconds = watcher.seconds
             self.compiled = [name for name, _, _ in watcher.kernels]
-            self.state = 'DONE'
+            state = 'DONE'
         except solver.SimulationCancelled as exc:
             self.recording = exc.recording  # the finished frames: the operator keeps them as a partial bake
             self.message = f"cancelled after {self.frames_done} of {self.frames_total} frames"
-            self.state = 'CANCELLED'
+            state = 'CANCELLED'
         except solver.SimulationDiverged as exc:
             self.recording = exc.recording
             frame = conv.frame_start + int(exc.frame)
@@ -180,18 +186,24 @@ class SimulationJob:
                 what = f"{kind} '{name}'"
             self.message = (f"simulation diverged at frame {frame} ({what}). "
                             "Try more substeps, or check its size, mass and speed")
-            self.state = 'FAILED'
+            state = 'FAILED'
         except ValueError as exc:
             self.message = f"invalid scene: {exc}"
-            self.state = 'FAILED'
+            state = 'FAILED'
         except Exception as exc:  # a bug: keep the traceback for the console, the message for the user
             traceback.print_exc()
             self.message = f"simulation failed: {type(exc).__name__}: {exc}"
-            self.state = 'FAILED'
+            state = 'FAILED'
         finally:
             if self.continues is not None:  # the frames before the snapshot, then this run's from it on
                 _, before, whole = self.continues
                 if self.recording is not None:
                     self.recording = joined(solver, before, self.recording)
                 self.conv = whole
+            if state == 'DONE' and self.stage is not None:
+                try:
+                    self.staged = self.stage(self.conv, self.recording)
+                except (OSError, ValueError) as exc:
+                    self.stage_error = exc
             self.finished = time.perf_counter()
+            self.state = state

@@ -7,8 +7,8 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from . import (bake, body_shape, convert, fitting, instances, particle_bake, preflight, preview, resume, rope_rig,
-               run_stats, runtime, shapes, stale)
+from . import (bake, body_shape, convert, fitting, instances, particle_bake, point_cache, preflight, preview, resume,
+               rope_rig, run_stats, runtime, shapes, stale)
 from .job import SimulationJob
 from .properties import (BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, SHAPE_ITEMS, end_mode_property,
                          frame_range)
@@ -397,8 +397,10 @@ def prepare_job(context, op=None, on_progress=None):
         if op is not None and not any(name in w for name in warned):
             op.report({'WARNING'}, w)
     global last_job
+    folders = point_cache.cache_folder(context.scene)
+    stage = ((lambda c, rec: particle_bake.write_caches(None, c, rec, folders)) if conv.groups else None)
     last_job = SimulationJob(solver, conv, on_progress=on_progress,
-                             resume_points=resume.ResumePoints(conv))
+                             resume_points=resume.ResumePoints(conv), stage=stage)
     return last_job
 
 
@@ -437,14 +439,17 @@ def prepare_resumed_job(context, op=None, on_progress=None):
     return job
 
 
-def bake_all(context, conv, rec, op=None):
+def bake_all(context, conv, rec, op=None, staged=None):
     """Bake a Recording: the particles' point-cache files first, staged (a failure there changes nothing), then
     bodies (keyframes or instances, bake.bake_recording) and ropes, then the caches put in place and the
     modifiers and objects that play them. Returns (bodies, ropes, groups) baked, or None after reporting why
-    nothing was (the earlier bake's caches kept)."""
+    nothing was (the earlier bake's caches kept). staged: the job's particle_bake.write_caches result or the
+    error it raised, where the worker wrote the caches already (SimulationJob.stage)."""
     scene = context.scene
     try:
-        written = particle_bake.write_caches(scene, conv, rec)
+        if isinstance(staged, Exception):
+            raise staged
+        written = staged if staged is not None else particle_bake.write_caches(scene, conv, rec)
     except (OSError, ValueError) as exc:
         message = f"could not write the point caches ({exc}); nothing was baked"
         scene.quadric.status = message
@@ -503,11 +508,11 @@ def describe_bake(scene, bodies, ropes, groups):
     return "baked " + (", ".join(parts[:-1]) + " and " if len(parts) > 1 else "") + parts[-1]
 
 
-def bake_and_report(context, conv, rec, op=None, source=""):
+def bake_and_report(context, conv, rec, op=None, source="", staged=None):
     """bake_all, then say what was written (status and report); the message, or None after reporting why
     nothing was baked."""
     scene = context.scene
-    counts = bake_all(context, conv, rec, op)
+    counts = bake_all(context, conv, rec, op, staged)
     if counts is None:
         return None
     msg = f"{describe_bake(scene, *counts)} {source}".rstrip()
@@ -542,7 +547,8 @@ def finish_job(context, job, op=None):
     compiled = (f", compiled {job.kernels_compiled} solver kernels in {job.compile_seconds:.0f} s, kept for next "
                 "time" if job.compile_seconds >= 1.0 else "")  # not the few numba compiles in every process
     msg = bake_and_report(context, job.conv, job.recording, op,
-                          f"over {job.conv.frames} frames (simulated in {job.seconds:.1f} s{compiled})")
+                          f"over {job.conv.frames} frames (simulated in {job.seconds:.1f} s{compiled})",
+                          job.stage_error or job.staged)
     if msg is None:
         return {'CANCELLED'}
     scene.quadric.partial_bake_end = 0

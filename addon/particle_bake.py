@@ -31,11 +31,14 @@ def local_positions(binding, positions):
     return positions @ inverse[:3, :3].T + inverse[:3, 3]
 
 
-def write_caches(scene, conv, rec):
+def write_caches(scene, conv, rec, folders=None):
     """Write each group's PC2 file, staged beside its final name; returns [(binding, path as Blender stores it,
     staged file, final file)] for commit_caches or discard_caches. Nothing in Blender, and no earlier cache,
-    changes; a failure removes what it staged before raising."""
-    stored_folder, folder = point_cache.cache_folder(scene)
+    changes; a failure removes what it staged before raising.
+
+    folders: point_cache.cache_folder(scene), read beforehand on the main thread; given, this touches no
+    Blender data and may run in the simulation's worker thread (scene is then unused)."""
+    stored_folder, folder = folders if folders is not None else point_cache.cache_folder(scene)
     written, used = [], set()
     try:
         for binding in conv.groups:

@@ -14,16 +14,10 @@ job_module = load("job")
 
 
 def _job_raising(error):
-    class Simulation:
-        def __init__(self, scene, dt, **kwargs):
-            pass
+    def run(**kwargs):
+        raise error
 
-        def run(self, **kwargs):
-            raise error
-
-    fake = types.SimpleNamespace(Simulation=Simulation, SimulationCancelled=solver.SimulationCancelled,
-                                 SimulationDiverged=solver.SimulationDiverged)
-    job = job_module.SimulationJob(fake, _conv())
+    job = job_module.SimulationJob(_fake_solver(run), _conv())
     job.run_sync()
     return job
 
@@ -68,3 +62,44 @@ def test_the_time_left_comes_from_the_frame_rate_since_the_first_simulated_frame
     assert job_module.seconds_left(12, 24, 2, 10.0, 15.0) == pytest.approx(12 * 0.5)
     assert job_module.seconds_left(2, 24, 2, 10.0, 15.0) is None  # no frame timed yet
     assert job_module.seconds_left(5, 24, 2, None, 15.0) is None  # still loading
+
+
+def _fake_solver(run):
+    class Simulation:
+        def __init__(self, scene, dt, **kwargs):
+            pass
+
+        def run(self, **kwargs):
+            return run(**kwargs)
+
+    return types.SimpleNamespace(Simulation=Simulation, SimulationCancelled=solver.SimulationCancelled,
+                                 SimulationDiverged=solver.SimulationDiverged)
+
+
+def test_a_finished_run_stages_its_files_in_the_worker_before_it_says_done():
+    """The particles' caches are written by the worker (SimulationJob.stage), and the main thread, which bakes once
+    the state is DONE, never sees DONE before they are."""
+    seen = []
+
+    def stage(conv, recording):
+        seen.append((job.state, recording))
+        return ["staged"]
+
+    job = job_module.SimulationJob(_fake_solver(lambda **kw: "recording"), _conv(), stage=stage)
+    assert job.run_sync() == "DONE"
+    assert seen == [("RUNNING", "recording")] and job.staged == ["staged"] and job.stage_error is None
+
+
+def test_a_failed_stage_is_kept_for_the_bake_to_report_and_a_cancelled_run_stages_nothing():
+    def refuse(conv, recording):
+        raise OSError("disk full")
+
+    job = job_module.SimulationJob(_fake_solver(lambda **kw: "recording"), _conv(), stage=refuse)
+    assert job.run_sync() == "DONE" and isinstance(job.stage_error, OSError) and job.staged is None
+
+    def cancelled(**kwargs):
+        raise solver.SimulationCancelled(3, None)
+
+    staged = []
+    job = job_module.SimulationJob(_fake_solver(cancelled), _conv(), stage=lambda c, r: staged.append(r))
+    assert job.run_sync() == "CANCELLED" and staged == []
