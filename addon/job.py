@@ -54,7 +54,8 @@ class FinishedFrames:
 
 
 class SimulationJob:
-    def __init__(self, solver, conv, on_progress=None, resume_points=None, continues=None, stage=None):
+    def __init__(self, solver, conv, on_progress=None, resume_points=None, continues=None, stage=None,
+                 prepare=None):
         self.solver = solver
         self.on_progress = on_progress  # called in the worker with (done, total)
         self.conv = conv
@@ -65,6 +66,7 @@ class SimulationJob:
         # stage(conv, recording): writes what a bake needs on disk without touching Blender (the particles'
         # point caches) in the worker once the run is DONE, so the main thread only puts them in place
         self.stage = stage
+        self.prepare = prepare     # called first in the worker (the prebuilt kernels' first copy: runtime.py)
         self.staged = None         # what stage returned
         self.stage_error = None    # the OSError or ValueError it raised
         self.state = 'READY'          # READY, RUNNING, DONE, CANCELLED, FAILED
@@ -161,6 +163,8 @@ class SimulationJob:
         solver, conv = self.solver, self.conv
         state = 'FAILED'  # published last, in self.state, once everything below is done: the main thread bakes
         try:
+            if self.prepare is not None:
+                self.prepare()
             kwargs = {"velocity_sweeps": conv.velocity_sweeps} if conv.velocity_sweeps > 0 else {}
             with CompileWatcher(self._on_kernel) as watcher:
                 sim = self._sim = solver.Simulation(conv.scene, dt=conv.dt, integrator=conv.integrator, **kwargs)

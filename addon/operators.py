@@ -383,7 +383,7 @@ def prepare_job(context, op=None, on_progress=None):
     if preflight.errors(problems):
         return None
     try:
-        solver = runtime.get_solver()
+        solver = runtime.get_solver(copy=False)  # the worker copies the prebuilt kernels (job.prepare)
         conv = convert.build_scene(solver, context)
     except ValueError as exc:  # ConvertError, or the solver's validation naming the object
         if op is not None:
@@ -400,7 +400,7 @@ def prepare_job(context, op=None, on_progress=None):
     folders = point_cache.cache_folder(context.scene)
     stage = ((lambda c, rec: particle_bake.write_caches(None, c, rec, folders)) if conv.groups else None)
     last_job = SimulationJob(solver, conv, on_progress=on_progress,
-                             resume_points=resume.ResumePoints(conv), stage=stage)
+                             resume_points=resume.ResumePoints(conv), stage=stage, prepare=runtime.copy_prebuilt)
     return last_job
 
 

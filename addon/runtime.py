@@ -21,10 +21,13 @@ first use as on other platforms, and ``prebuilt_note`` says why.
 """
 import os
 import shutil
+import threading
 
 PREBUILT_FOLDER = "prebuilt_cache"
 
 _solver = None
+_pending_copy = None  # (shipped folder, target) that get_solver(copy=False) left to copy_prebuilt
+_copy_lock = threading.Lock()
 prebuilt_note = ""  # what became of the prebuilt cache, for the console and the panel
 
 
@@ -51,12 +54,14 @@ def extension_root():
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def install_prebuilt_cache(cache_root, package=None, source=None):
+def install_prebuilt_cache(cache_root, package=None, source=None, copy=True):
     """Copy the extension's prebuilt cache for this solver into ``cache_root`` (once) and choose its CPU target.
 
     Returns (used, note): used is True when the prebuilt kernels serve this process; the note says why not.
-    Call before numba is imported.
+    Call before numba is imported. With copy False the copy (90 MB, about a second) is left to copy_prebuilt,
+    which the simulation's worker thread calls before it loads a kernel, so Blender's main thread does not wait.
     """
+    global _pending_copy
     from ..solver import precompile
     from ..solver import runtime as solver_runtime
 
@@ -71,26 +76,43 @@ def install_prebuilt_cache(cache_root, package=None, source=None):
         return False, f"the prebuilt solver cache does not fit ({problem}): the solver compiles on first use"
     folder = os.path.join(here["source_hash"], solver_runtime.package_folder(package))
     target = os.path.join(cache_root, folder)
-    if not os.path.isdir(target):  # first use of this version: copy whole, then rename into place
-        partial = f"{target}.part{os.getpid()}"
-        shutil.rmtree(partial, ignore_errors=True)
-        shutil.copytree(os.path.join(source, folder), partial)
-        try:
-            os.replace(partial, target)
-        except OSError:  # another Blender copied it first
-            shutil.rmtree(partial, ignore_errors=True)
+    if not os.path.isdir(target):  # first use of this version
+        _pending_copy = (os.path.join(source, folder), target)
+        if copy:
+            copy_prebuilt()
     if "NUMBA_CPU_NAME" not in os.environ:
         os.environ["NUMBA_CPU_NAME"] = precompile.PREBUILT_CPU
         os.environ.pop("NUMBA_CPU_FEATURES", None)
     return True, "using the prebuilt solver cache"
 
 
-def get_solver():
+def copy_prebuilt():
+    """Make the copy install_prebuilt_cache left pending, if any: whole into a side folder, then renamed into
+    place, so a kernel never loads from half a cache. Safe from any thread; the first caller copies."""
+    global _pending_copy
+    with _copy_lock:
+        if _pending_copy is None:
+            return
+        shipped, target = _pending_copy
+        if not os.path.isdir(target):
+            partial = f"{target}.part{os.getpid()}"
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.copytree(shipped, partial)
+            try:
+                os.replace(partial, target)
+            except OSError:  # another Blender copied it first
+                shutil.rmtree(partial, ignore_errors=True)
+        _pending_copy = None
+
+
+def get_solver(copy=True):
+    """The solver package, after numba's cache and the prebuilt kernels are set up. copy=False leaves the
+    prebuilt cache's first copy to copy_prebuilt (the simulation job calls it in its worker)."""
     global _solver, prebuilt_note
     if _solver is None:
         root = os.environ["NUMBA_CACHE_DIR"] = numba_cache_dir()
         try:
-            _used, prebuilt_note = install_prebuilt_cache(root)
+            _used, prebuilt_note = install_prebuilt_cache(root, copy=copy)
         except OSError as exc:  # a full disk or unreadable install: compiling still works
             prebuilt_note = (f"the prebuilt solver cache could not be installed ({exc}): the solver compiles on "
                              "first use")
@@ -98,4 +120,6 @@ def get_solver():
         from .. import solver
 
         _solver = solver
+    if copy:
+        copy_prebuilt()  # a copy an earlier get_solver(copy=False) left pending
     return _solver

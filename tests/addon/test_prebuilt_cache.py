@@ -93,3 +93,19 @@ def test_the_build_store_keeps_only_the_most_recently_used_caches(tmp_path):
     assert sorted(os.path.basename(r) for r in removed) == ["older-abc-numba0.68.1", "oldest-abc-numba0.68.1"]
     assert sorted(os.listdir(tmp_path)) == ["compiling-abc-numba0.68.1.part123", "new-abc-numba0.68.1",
                                             "recent-abc-numba0.68.1"]
+
+
+def test_the_first_copy_can_be_left_to_the_worker(tmp_path, shipped):
+    """Simulate's main thread only checks the manifest (get_solver(copy=False)); the job's worker copies the 90 MB
+    cache (copy_prebuilt) before it loads a kernel, once, whichever thread asks first."""
+    source, fields = shipped
+    used, note = runtime.install_prebuilt_cache(str(tmp_path / "user_cache"), package=SOLVER, source=str(source),
+                                                copy=False)
+    assert used, note
+    target = tmp_path / "user_cache" / fields["source_hash"] / SOLVER
+    assert not target.exists() and os.environ["NUMBA_CPU_NAME"] == "generic"
+    runtime.copy_prebuilt()
+    assert (target / "collision" / "gjk.support-10.py311.nbi").read_bytes() == b"index"
+    (target / "collision" / "gjk.support-10.py311.nbi").write_bytes(b"later")
+    runtime.copy_prebuilt()  # nothing pending: nothing copied again
+    assert (target / "collision" / "gjk.support-10.py311.nbi").read_bytes() == b"later"
