@@ -133,7 +133,12 @@ def mpr(kinds, params, hull_vertices, positions, rotations, tolerance, scale, s)
             _copy_row(s, 1 if _row_dot(s, 2, wx, wy, wz) > 0.0 else 3, 4)
         else:
             _copy_row(s, 2 if _row_dot(s, 3, wx, wy, wz) > 0.0 else 1, 4)
-    # the origin's nearest point on the final portal: its length is the depth, its direction the normal
+    # the ray from v0 passed through the portal, but only a portal plane beyond the origin puts the origin inside
+    # C: GJK calls a pair within its tolerance of touching "contact", and then the origin may lie just outside
+    nx, ny, nz = _portal_normal(s)
+    if _row_dot(s, 1, nx, ny, nz) < 0.0:
+        return False, 0.0, nx, ny, nz
+    # the origin's nearest point on the final portal: its direction is the normal
     wi, wj, wk = _triangle(s, 1, 2, 3)
     px = wi * s[1, 0] + wj * s[2, 0] + wk * s[3, 0]
     py = wi * s[1, 1] + wj * s[2, 1] + wk * s[3, 1]

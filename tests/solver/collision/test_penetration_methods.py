@@ -113,3 +113,18 @@ def test_an_unknown_method_is_refused_naming_the_field(value):
     with pytest.raises(ValueError, match="penetration"):
         solver.distance(Box((0.1, 0.1, 0.1)), ((0, 0, 0), IDENTITY), Box((0.1, 0.1, 0.1)), ((0, 0, 0.1), IDENTITY),
                         penetration=value)
+
+
+@pytest.mark.parametrize("penetration", ["mpr", "sgjk"])
+def test_a_pair_touching_within_gjks_tolerance_is_not_turned_inside_out(penetration):
+    """Rounded boxes a hair apart (below GJK's tolerance for curved shapes, so GJK calls it contact): the origin
+    lies just outside C, where MPR's ray still meets a portal. The answer must stay a touch along +z, not the
+    depth through the far side with the normal reversed (which sank piles of them into each other)."""
+    shape = solver.Superellipsoid((0.2, 0.15, 0.1), (0.4, 0.4))
+    for offset in (0.0, 0.005, 0.01, 0.02):
+        for gap in (0.0, 1e-10, 1e-9, 1e-8):
+            pose_b = ((offset, 0.5 * offset, 0.2 + gap), IDENTITY)
+            result = solver.distance(shape, ((0.0, 0.0, 0.0), IDENTITY), shape, pose_b, penetration=penetration)
+            exact = solver.distance(shape, ((0.0, 0.0, 0.0), IDENTITY), shape, pose_b)  # EPA's, the reference
+            assert abs(result.distance - exact.distance) < ACCURACY * 0.4, (offset, gap, result, exact)
+            np.testing.assert_allclose(result.normal, [0.0, 0.0, 1.0], atol=1e-3)
