@@ -37,6 +37,7 @@ from numba import njit
 from ..collision.broadphase import cell_hash
 from ..collision.point_distance import ellipsoid_distance, point_distance
 from ..math3d import JIT, cross, mat_vec, quat_to_matrix, world_inverse_inertia
+from .collisions import group_surface
 
 CELLS_PER_BODY = 32  # the grid's cell grows until the bodies' boxes cover at most this many cells per body
 
@@ -207,40 +208,37 @@ def collide_particles_with_bodies(model, particle_model, state, bodies, shapes, 
     mask = start.shape[0] - 2
     size = 3 * particle_model.n_particles
     y, y0 = state.y, state.work_start
-    inv_mass, group_start = particle_model.inv_mass, particle_model.group_start
+    inv_mass = particle_model.inv_mass
     friction, restitution = model.material_friction, model.material_restitution
     contacts = 0
-    for g in range(group_start.shape[0] - 1):
-        radius = particle_model.group_radius[g]
-        mu = friction[particle_model.group_material[g]]
-        e = restitution[particle_model.group_material[g]]
-        for i in range(group_start[g], group_start[g + 1]):
-            if inv_mass[i] == 0.0:
+    for i in range(particle_model.n_particles):
+        key = cell_hash(np.int64(np.floor(y[3 * i] / cell)), np.int64(np.floor(y[3 * i + 1] / cell)),
+                        np.int64(np.floor(y[3 * i + 2] / cell)), mask)
+        if inv_mass[i] == 0.0 or start[key] == start[key + 1]:
+            continue  # pinned, or no body near
+        radius, mu, e = group_surface(model, particle_model, particle_model.particle_group[i])
+        for slot in range(start[key], start[key + 1]):
+            b = items[slot]
+            px, py, pz = y[3 * i], y[3 * i + 1], y[3 * i + 2]
+            if (px < low[b, 0] or px > high[b, 0] or py < low[b, 1] or py > high[b, 1] or pz < low[b, 2]
+                    or pz > high[b, 2]):
                 continue
-            key = cell_hash(np.int64(np.floor(y[3 * i] / cell)), np.int64(np.floor(y[3 * i + 1] / cell)),
-                            np.int64(np.floor(y[3 * i + 2] / cell)), mask)
-            for slot in range(start[key], start[key + 1]):
-                b = items[slot]
+            d, nx, ny, nz = _surface_distance(model, bodies, shapes, b, rotation[b], px, py, pz)
+            depth = radius - d
+            if depth <= 0.0:
+                continue
+            material = model.body_material[b]
+            back = _resolve_body(y, y0, size, i, inv_mass[i], bodies, b, model.inv_mass[b], inv_inertia[b],
+                                 px - d * nx, py - d * ny, pz - d * nz, nx, ny, nz, depth,
+                                 np.sqrt(mu * friction[material]), max(e, restitution[material]),
+                                 restitution_threshold, h)
+            if back > 0.0:
+                # the move back along the tangent leaves a curved surface by about back^2 / 2R: onto it again
                 px, py, pz = y[3 * i], y[3 * i + 1], y[3 * i + 2]
-                if (px < low[b, 0] or px > high[b, 0] or py < low[b, 1] or py > high[b, 1] or pz < low[b, 2]
-                        or pz > high[b, 2]):
-                    continue
                 d, nx, ny, nz = _surface_distance(model, bodies, shapes, b, rotation[b], px, py, pz)
-                depth = radius - d
-                if depth <= 0.0:
-                    continue
-                material = model.body_material[b]
-                back = _resolve_body(y, y0, size, i, inv_mass[i], bodies, b, model.inv_mass[b], inv_inertia[b],
-                                     px - d * nx, py - d * ny, pz - d * nz, nx, ny, nz, depth,
-                                     np.sqrt(mu * friction[material]), max(e, restitution[material]),
-                                     restitution_threshold, h)
-                if back > 0.0:
-                    # the move back along the tangent leaves a curved surface by about back^2 / 2R: onto it again
-                    px, py, pz = y[3 * i], y[3 * i + 1], y[3 * i + 2]
-                    d, nx, ny, nz = _surface_distance(model, bodies, shapes, b, rotation[b], px, py, pz)
-                    if d > radius:
-                        y[3 * i] -= (d - radius) * nx
-                        y[3 * i + 1] -= (d - radius) * ny
-                        y[3 * i + 2] -= (d - radius) * nz
-                contacts += 1
+                if d > radius:
+                    y[3 * i] -= (d - radius) * nx
+                    y[3 * i + 1] -= (d - radius) * ny
+                    y[3 * i + 2] -= (d - radius) * nz
+            contacts += 1
     return contacts

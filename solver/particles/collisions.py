@@ -55,6 +55,13 @@ def resolve_contact(y, y0, size, i, nx, ny, nz, depth, friction, restitution, th
     y[3 * i + 2] -= back * tz
 
 
+@njit(**JIT, inline="always")
+def group_surface(model, particle_model, g):
+    """(radius, friction, restitution) of group g: what its contacts with colliders and bodies read."""
+    material = particle_model.group_material[g]
+    return particle_model.group_radius[g], model.material_friction[material], model.material_restitution[material]
+
+
 @njit(**JIT)
 def collide_particles(model, particle_model, state, h, restitution_threshold):
     """Resolve the contacts of every movable particle with every static collider; returns how many there were.
@@ -72,9 +79,7 @@ def collide_particles(model, particle_model, state, h, restitution_threshold):
     friction, restitution = model.material_friction, model.material_restitution
     contacts = 0
     for g in range(group_start.shape[0] - 1):
-        radius = particle_model.group_radius[g]
-        mu = friction[particle_model.group_material[g]]
-        e = restitution[particle_model.group_material[g]]
+        radius, mu, e = group_surface(model, particle_model, g)
         for i in range(group_start[g], group_start[g + 1]):
             if inv_mass[i] == 0.0:
                 continue

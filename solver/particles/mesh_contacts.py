@@ -21,7 +21,7 @@ from numba import njit
 
 from ..collision.bvh import query
 from ..math3d import JIT
-from .collisions import resolve_contact
+from .collisions import group_surface, resolve_contact
 
 MESH_PASSES = 4  # contacts of one particle with the triangles about it, resolved deepest first
 SETTLED = 1e-9   # of the radius: after the first pass, overlaps this small (rounding) are left alone
@@ -121,9 +121,7 @@ def collide_particles_with_meshes(model, particle_model, state, shapes, meshes, 
     if meshes.bvh_low.shape[0] == 0:
         return 0
     for g in range(group_start.shape[0] - 1):
-        radius = particle_model.group_radius[g]
-        mu = friction[particle_model.group_material[g]]
-        e = restitution[particle_model.group_material[g]]
+        radius, mu, e = group_surface(model, particle_model, g)
         for i in range(group_start[g], group_start[g + 1]):
             if inv_mass[i] == 0.0:
                 continue
