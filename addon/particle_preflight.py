@@ -94,16 +94,9 @@ def check(context, scene, by_role, dt, fps):
             unstable = _stability(spec, obj, dt, fps, scene.quadric.particle_integrator)
             if unstable:
                 found.append(_warning('PARTICLES', unstable, (obj.name,)))
-    meshes = [o for o in by_role['COLLIDER'] if o.quadric.collider_kind == 'MESH']
-    if groups:
-        for mesh in meshes:
-            found.append(_error('COLLIDER', f"mesh collider '{mesh.name}' cannot share a scene with particles or "
-                                            "soft bodies yet (the solver's mesh colliders hold rigid bodies only); "
-                                            "make it a plane, box or tube collider, or take the particles out",
-                                mesh.name))
-        if by_role['BODY'] or by_role['ROPE']:
-            found.append(_warning('SCENE', "particles and soft bodies collide with colliders only: Quadric bodies "
-                                           "and ropes pass through them (and they through them)"))
+    if groups and by_role['ROPE']:
+        found.append(_warning('SCENE', "particles and soft bodies collide with colliders and Quadric bodies, not "
+                                       "with ropes: ropes pass through them (and they through ropes)"))
     fields = force_fields.scene_fields(scene, context.view_layer)
     if fields and (groups or by_role['BODY'] or by_role['ROPE']):
         plan = force_fields.plan_forces(fields, [spec.field_weight for spec in specs],

@@ -45,6 +45,7 @@ KINDS = {
     "ellipsoids_particles": ("ellipsoids", "particles"),
     "ropes_particles": ("ellipsoids", "ropes", "particles"),
     "shapes_particles": ("shapes", "particles"),
+    "mesh_particles": ("mesh", "particles"),
 }
 INTEGRATOR_KINDS = ("particles",)  # kinds compiled with every particle integrator, not just the default
 
@@ -60,7 +61,7 @@ def _add_ellipsoids(solver, scene):
 
 
 def _add_shapes(solver, scene):
-    """Every shape family beside a mesh collider (unless particles share the scene), one of them kinematic."""
+    """Every shape family beside a mesh collider (unless ropes share the scene), one of them kinematic."""
     scene.add_box_container(center=(0.0, 0.0, 1.0), half_extents=(3.0, 3.0, 1.0), name="box")
     shapes = (solver.Box((0.1, 0.1, 0.1)), solver.Cylinder(0.1, 0.1), solver.Capsule(0.05, 0.1),
               solver.Superellipsoid((0.1, 0.1, 0.1), (0.4, 0.4)), solver.Ellipsoid((0.1, 0.1, 0.1)),
@@ -102,7 +103,8 @@ def _add_particles(solver, scene):
 
 
 def scene_of(parts, solver=None):
-    """A tiny scene with the given parts (ellipsoids, shapes, ropes, particles) above a plane."""
+    """A tiny scene with the given parts (ellipsoids, shapes, mesh, ropes, particles) above a plane; shapes come
+    with a mesh collider unless ropes share the scene (they do not touch meshes)."""
     if solver is None:
         solver = importlib.import_module(__package__)  # this package, whatever name it was imported as
     scene = solver.Scene()
@@ -111,8 +113,8 @@ def scene_of(parts, solver=None):
         if part in parts:
             {"ellipsoids": _add_ellipsoids, "shapes": _add_shapes, "ropes": _add_ropes,
              "particles": _add_particles}[part](solver, scene)
-    if "shapes" in parts and not ({"ropes", "particles"} & set(parts)):
-        _add_mesh(solver, scene)  # mesh colliders hold rigid bodies only
+    if "mesh" in parts or ("shapes" in parts and "ropes" not in parts):
+        _add_mesh(solver, scene)
     return scene
 
 

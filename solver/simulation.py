@@ -67,12 +67,11 @@ def _renamed_sweeps(renamed: dict, **current) -> dict:
 
 def _check_shapes_supported(scene, shapes) -> None:
     """Refuse what bodies other than ellipsoids cannot do yet (ropes touching them, tube colliders), and what
-    mesh colliders cannot hold yet (ropes, particles)."""
-    if scene.meshes and (scene.ropes or scene.particles):
+    mesh colliders cannot hold yet (ropes)."""
+    if scene.meshes and scene.ropes:
         mesh = scene.meshes[0]
-        what = "ropes" if scene.ropes else "particle groups or mass-spring bodies"
         raise FieldError(f"mesh collider {mesh['name'] or 0!r}", "triangles",
-                         f"cannot share a scene with {what} yet: mesh colliders hold rigid bodies only")
+                         "cannot share a scene with ropes yet: mesh colliders hold rigid bodies and particles only")
     first = next((i for i, body in enumerate(scene.bodies) if body["shape"] != "ellipsoid"), None)
     if shapes is None or first is None:
         return
@@ -419,7 +418,8 @@ class Simulation:
         ws, model, bodies, settings = self._ws, self.model, self._bodies, self.settings
         particles = (self._particle_model, self._particle_state)  # (None, None) in a scene without particles
         if not model.n_bodies and not self.scene.ropes and self.scene.particles:
-            return run_particle_substeps(model, bodies, ws, settings, h, substeps, *particles)
+            return run_particle_substeps(model, bodies, ws, settings, h, substeps, *particles, self._shapes,
+                                         self._meshes)
         ropes = (self._rope_model, self._rope_state) if self.scene.ropes else (None, None)
         return run_substeps(model, bodies, ws, settings, h, substeps, self._targets, *ropes, *particles, self._shapes,
                             self._meshes)

@@ -15,7 +15,8 @@ the narrow phase the mesh colliders (None there too).
 7. position_correction  contact/position_correction.py: overlaps measured again with the new poses;
                         those the split impulses missed by more than the slop pushed apart in position
 8. particles            particles/: force objects, the chosen ODE integrator, collisions with the static
-                        colliders and between particles (scenes with particle groups or mass-spring bodies)
+                        colliders, mesh colliders, bodies (two-way) and between particles (scenes with particle
+                        groups or mass-spring bodies)
 
 A whole frame's substeps run inside compiled code; Python sees the arrays once
 per frame. Phase times are accumulated with a monotonic clock read through a
@@ -250,13 +251,16 @@ def position_correction(model, state, ws, settings, h, shapes):
 
 
 @njit(**JIT)
-def particles(model, state, ws, settings, h, particle_model, particle_state):
+def particles(model, state, ws, settings, h, particle_model, particle_state, shapes, meshes):
     """Phase 8: particle groups and mass-spring bodies: forces, the chosen integrator, contacts.
 
-    They feel the static colliders but not the bodies or ropes, so the phase can come last. Returns OK, or
-    PARTICLE_DIVERGED with the group and particle in particle_state.diverged.
+    They feel the static and mesh colliders and the bodies where the body phases left them, and give the dynamic
+    bodies their share of the impulses as velocity, which the next substep's body phases take up; not the ropes.
+    ``state`` is the bodies' BodyState, or None in scenes of particles alone. Returns OK, or PARTICLE_DIVERGED
+    with the group and particle in particle_state.diverged.
     """
-    if particle_substep(model, particle_model, particle_state, h, settings.restitution_threshold):
+    if particle_substep(model, particle_model, particle_state, h, settings.restitution_threshold, state, shapes,
+                        meshes):
         return PARTICLE_DIVERGED
     return OK
 
@@ -345,7 +349,7 @@ def run_substeps(model, state, ws, settings, h, substeps, targets, rope_model=No
         if status != OK:
             return status
         if particle_model is not None:
-            status = _timed_particles(model, state, ws, settings, h, particle_model, particle_state)
+            status = _timed_particles(model, state, ws, settings, h, particle_model, particle_state, shapes, meshes)
             if status != OK:
                 return status
     ws.counters[SUBSTEPS_DONE] = substeps
@@ -354,23 +358,25 @@ def run_substeps(model, state, ws, settings, h, substeps, targets, rope_model=No
 
 
 @njit(**JIT)
-def _timed_particles(model, state, ws, settings, h, particle_model, particle_state):
+def _timed_particles(model, state, ws, settings, h, particle_model, particle_state, shapes, meshes):
     """Phase 8, timed into ws.phase_seconds."""
     t7 = _clock()
-    status = particles(model, state, ws, settings, h, particle_model, particle_state)
+    status = particles(model, state, ws, settings, h, particle_model, particle_state, shapes, meshes)
     ws.phase_seconds[PARTICLES] += _clock() - t7
     return status
 
 
 @njit(**JIT)
-def run_particle_substeps(model, state, ws, settings, h, substeps, particle_model, particle_state):
+def run_particle_substeps(model, state, ws, settings, h, substeps, particle_model, particle_state, shapes=None,
+                          meshes=None):
     """Advance a scene of particles only (no bodies, no ropes): phase 8 and the clock.
 
-    Kept apart so that such scenes compile neither the body nor the rope kernels.
+    Kept apart so that such scenes compile neither the body nor the rope kernels, nor the particles' contacts
+    with bodies. ``shapes`` and ``meshes`` hold the mesh colliders' triangles, None where there are none.
     """
     for substep in range(substeps):
         ws.counters[SUBSTEPS_DONE] = substep
-        status = _timed_particles(model, state, ws, settings, h, particle_model, particle_state)
+        status = _timed_particles(model, None, ws, settings, h, particle_model, particle_state, shapes, meshes)
         if status != OK:
             return status
         state.time[0] += h

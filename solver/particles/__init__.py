@@ -10,6 +10,8 @@ system.py       the particle system seen by the integrators: dimension, get/set 
 integrators.py  explicit integrators: symplectic Euler, Euler, midpoint, RK4
 implicit.py     linearised backward Euler with conjugate gradients
 collisions.py   impulses and position projection against planes, box walls and tubes
+mesh_contacts.py  the same against the triangles of mesh colliders (their hierarchy, one-sided, active edges)
+body_contacts.py  against rigid bodies, two-way (a grid of the bodies' boxes, the shapes' signed distance)
 pair_contacts.py  contacts between particles of groups with particle_collisions (hashed grid, sweeps)
 substep.py      one particle substep: integrate, collide, non-finite check
 """

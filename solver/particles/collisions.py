@@ -22,8 +22,9 @@ from ..model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
 
 
 @njit(**JIT, inline="always")
-def _resolve(y, y0, size, i, nx, ny, nz, depth, friction, restitution, threshold, h):
-    """Move particle i by depth along the unit normal n and give it the contact impulse (module docstring)."""
+def resolve_contact(y, y0, size, i, nx, ny, nz, depth, friction, restitution, threshold, h):
+    """Move particle i by depth along the unit normal n and give it the contact impulse (module docstring): the
+    response to any immovable collider (mesh_contacts.py uses it too)."""
     y[3 * i] += depth * nx
     y[3 * i + 1] += depth * ny
     y[3 * i + 2] += depth * nz
@@ -54,6 +55,13 @@ def _resolve(y, y0, size, i, nx, ny, nz, depth, friction, restitution, threshold
     y[3 * i + 2] -= back * tz
 
 
+@njit(**JIT, inline="always")
+def group_surface(model, particle_model, g):
+    """(radius, friction, restitution) of group g: what its contacts with colliders and bodies read."""
+    material = particle_model.group_material[g]
+    return particle_model.group_radius[g], model.material_friction[material], model.material_restitution[material]
+
+
 @njit(**JIT)
 def collide_particles(model, particle_model, state, h, restitution_threshold):
     """Resolve the contacts of every movable particle with every static collider; returns how many there were.
@@ -71,9 +79,7 @@ def collide_particles(model, particle_model, state, h, restitution_threshold):
     friction, restitution = model.material_friction, model.material_restitution
     contacts = 0
     for g in range(group_start.shape[0] - 1):
-        radius = particle_model.group_radius[g]
-        mu = friction[particle_model.group_material[g]]
-        e = restitution[particle_model.group_material[g]]
+        radius, mu, e = group_surface(model, particle_model, g)
         for i in range(group_start[g], group_start[g + 1]):
             if inv_mass[i] == 0.0:
                 continue
@@ -93,7 +99,7 @@ def collide_particles(model, particle_model, state, h, restitution_threshold):
                         if abs(dx * axes_u[s, 0] + dy * axes_u[s, 1] + dz * axes_u[s, 2]) > sizes[s, 0] or \
                                 abs(dx * axes_v[s, 0] + dy * axes_v[s, 1] + dz * axes_v[s, 2]) > sizes[s, 1]:
                             continue
-                    _resolve(y, y0, size, i, nx, ny, nz, depth, np.sqrt(mu * friction[static_material[s]]),
+                    resolve_contact(y, y0, size, i, nx, ny, nz, depth, np.sqrt(mu * friction[static_material[s]]),
                              max(e, restitution[static_material[s]]), restitution_threshold, h)
                     contacts += 1
                 elif kind == STATIC_TUBE:
@@ -110,7 +116,7 @@ def collide_particles(model, particle_model, state, h, restitution_threshold):
                     sx, sy, sz = sx - start_along * nx, sy - start_along * ny, sz - start_along * nz
                     if sx * sx + sy * sy + sz * sz >= sizes[s, 0] * sizes[s, 0]:
                         continue  # it was outside the tube
-                    _resolve(y, y0, size, i, -rx / radial, -ry / radial, -rz / radial, depth,
+                    resolve_contact(y, y0, size, i, -rx / radial, -ry / radial, -rz / radial, depth,
                              np.sqrt(mu * friction[static_material[s]]), max(e, restitution[static_material[s]]),
                              restitution_threshold, h)
                     # friction's move along the curved wall takes it out by (move)^2 / 2R: onto the wall again

@@ -2503,6 +2503,44 @@ def scenario_particle_checks(out):
     return res
 
 
+def scenario_particle_contacts(out):
+    """Grains falling onto a mesh collider (a subdivided grid), a static box body and a dynamic box resting on the
+    grid: Check Scene, then Simulate's job; the grains' and bodies' last positions."""
+    scene = empty_scene()
+    scene.frame_start, scene.frame_end = 1, 36
+    scene.quadric.substeps = 10
+    def added(primitive, name, **settings):
+        """A mesh primitive (bpy.ops.mesh.primitive_<primitive>_add) of this name, the only one selected."""
+        getattr(bpy.ops.mesh, f"primitive_{primitive}_add")(**settings)
+        bpy.context.object.name = name
+        select_only(bpy.context.object)
+        return bpy.context.object
+
+    added("grid", "Floor", x_subdivisions=4, y_subdivisions=4, size=2.0, location=(0.0, 0.0, 0.0))
+    bpy.ops.quadric.add_collider(kind='MESH')
+    block = added("cube", "Block", size=0.4, location=(3.0, 0.0, 0.2))
+    bpy.ops.quadric.add_body(shape='BOX')
+    block.quadric.body_type = 'STATIC'
+    added("cube", "Crate", size=0.4, location=(0.5, 0.5, 0.2))
+    bpy.ops.quadric.add_body(shape='BOX')
+    grains = points_mesh("Grains", [(-0.5, -0.5, 0.6), (-0.3, 0.3, 0.8), (3.05, 0.02, 0.9), (0.45, 0.55, 0.9)])
+    select_only(grains)
+    bpy.ops.quadric.add_particles(source='VERTICES', mass=0.01, radius=0.02)
+    ops = mod("operators")
+    res = dict(problems=[dict(severity=p.severity, message=p.message) for p in mod("preflight").check(bpy.context)])
+    ctx = bpy.context
+    job = ops.prepare_job(ctx)
+    res["job_state"] = job.run_sync()
+    res["finish"] = sorted(ops.finish_job(ctx, job))
+    rec, conv = job.recording, job.conv
+    index = {b.object_name: b.index for b in conv.groups}["Grains"]
+    res["grains"] = rec.particles(index)[-1].tolist()
+    res["grains_frame_before"] = rec.particles(index)[-2].tolist()
+    res["bodies"] = {name: rec.body_poses[-1, k].tolist() for k, name in enumerate(rec.body_names)}
+    res["h"] = 1.0 / (conv.fps * scene.quadric.substeps)
+    return res
+
+
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items() if name.startswith("scenario_")}
 
 

@@ -15,7 +15,8 @@ import sys
 
 from solver.precompile import KINDS, simulations
 
-ORDER = ("ellipsoids", "ropes", "ellipsoids_particles", "ropes_particles", "particles", "shapes", "shapes_particles")
+ORDER = ("ellipsoids", "ropes", "ellipsoids_particles", "ropes_particles", "particles", "shapes", "shapes_particles",
+         "mesh_particles")
 assert sorted(ORDER) == sorted(KINDS)
 
 

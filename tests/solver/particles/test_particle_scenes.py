@@ -1,4 +1,5 @@
-"""Particles beside bodies and ropes: each runs as it would alone (the particles feel only the static colliders).
+"""Particles beside bodies and ropes they do not reach (in a box container of their own): each runs as it would
+alone. Particles that touch bodies are in test_particle_bodies.py.
 
 These compile the body and rope kernels as well (minutes on a cold cache), unlike the other particle tests.
 """
@@ -7,11 +8,14 @@ import pytest
 
 import solver
 
+AWAY = 3.0  # the particles' box container stands this far along x from the bodies'
+
 
 def scene_of(bodies: bool, ropes: bool, particles: bool):
     scene = solver.Scene()
     scene.add_plane(material=solver.Material(friction=0.4, restitution=0.3))
     scene.add_box_container((0.0, 0.0, 0.3), (0.4, 0.4, 0.3))
+    scene.add_box_container((AWAY, 0.0, 0.3), (0.4, 0.4, 0.3))  # the particles' own
     if bodies:
         for k in range(3):
             scene.add_ellipsoid((0.05, 0.04, 0.03), position=(0.1 * k - 0.1, 0.0, 0.2 + 0.12 * k), name=f"E{k}")
@@ -20,11 +24,11 @@ def scene_of(bodies: bool, ropes: bool, particles: bool):
                        name="Cord")
     if particles:
         rng = np.random.default_rng(7)
-        scene.add_particles(rng.uniform(-0.3, 0.3, size=(50, 3)) + (0.0, 0.0, 0.5), radius=0.01,
+        scene.add_particles(rng.uniform(-0.3, 0.3, size=(50, 3)) + (AWAY, 0.0, 0.5), radius=0.01,
                             velocities=rng.normal(size=(50, 3)), name="Sparks",
                             material=solver.Material(restitution=0.5))
-        scene.add_mass_spring([[0.0, -0.2, 0.4], [0.1, -0.2, 0.4], [0.2, -0.2, 0.4]], [(0, 1), (1, 2)], mass=0.1,
-                              stiffness=100.0, damping=0.1, pinned=[0], name="Chain")
+        scene.add_mass_spring([[AWAY, -0.2, 0.4], [AWAY + 0.1, -0.2, 0.4], [AWAY + 0.2, -0.2, 0.4]], [(0, 1), (1, 2)],
+                              mass=0.1, stiffness=100.0, damping=0.1, pinned=[0], name="Chain")
         scene.add_force(solver.Turbulence(0.5, size=0.2, bodies=(), ropes=()))  # on the particles alone
     return scene
 
