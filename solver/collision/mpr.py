@@ -42,6 +42,15 @@ def _copy_row(s, to, frm):
 
 
 @njit(**JIT, inline="always")
+def _side_normal(s):
+    """Unit normal of the triangle v0 v1 v2: the direction the next portal corner is sought in."""
+    ux, uy, uz = s[1, 0] - s[0, 0], s[1, 1] - s[0, 1], s[1, 2] - s[0, 2]
+    vx, vy, vz = s[2, 0] - s[0, 0], s[2, 1] - s[0, 1], s[2, 2] - s[0, 2]
+    nx, ny, nz, _ = _unit(uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx)
+    return nx, ny, nz
+
+
+@njit(**JIT, inline="always")
 def _portal_normal(s):
     """Unit normal of the portal s1 s2 s3, facing away from v0 (s0)."""
     ux, uy, uz = s[2, 0] - s[1, 0], s[2, 1] - s[1, 1], s[2, 2] - s[1, 2]
@@ -83,9 +92,7 @@ def mpr(kinds, params, hull_vertices, positions, rotations, tolerance, scale, s)
     if _row_dot(s, 2, dx, dy, dz) <= 0.0:
         return False, 0.0, dx, dy, dz
     # v3: a portal (v1, v2, v3) the ray from v0 through the origin passes through
-    ux, uy, uz = s[1, 0] - s[0, 0], s[1, 1] - s[0, 1], s[1, 2] - s[0, 2]
-    vx, vy, vz = s[2, 0] - s[0, 0], s[2, 1] - s[0, 1], s[2, 2] - s[0, 2]
-    dx, dy, dz, _ = _unit(uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx)
+    dx, dy, dz = _side_normal(s)
     if _row_dot(s, 0, dx, dy, dz) > 0.0:
         for c in range(9):
             s[1, c], s[2, c] = s[2, c], s[1, c]
@@ -110,9 +117,7 @@ def mpr(kinds, params, hull_vertices, positions, rotations, tolerance, scale, s)
             else:
                 found = True
                 break
-        ux, uy, uz = s[1, 0] - s[0, 0], s[1, 1] - s[0, 1], s[1, 2] - s[0, 2]
-        vx, vy, vz = s[2, 0] - s[0, 0], s[2, 1] - s[0, 1], s[2, 2] - s[0, 2]
-        dx, dy, dz, _ = _unit(uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx)
+        dx, dy, dz = _side_normal(s)
     if not found:
         return False, 0.0, dx, dy, dz
     # refine: push the portal out to C's surface along its normal
