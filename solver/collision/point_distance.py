@@ -21,7 +21,7 @@ from numba import njit
 
 from ..math3d import JIT
 from ..shapes.support import BOX, CAPSULE, CYLINDER, ELLIPSOID, PARAMS
-from .convex_distance import contact_distance
+from .convex_distance import EPA, contact_distance
 
 BISECTIONS = 160  # more than enough to end on two neighbouring doubles (the loop stops there)
 
@@ -156,4 +156,4 @@ def point_distance(kind, params, hull_vertices, x, y, z):
         rotations[1, k, k] = 1.0
     length = np.sqrt(x * x + y * y + z * z)
     hx, hy, hz = (x / length, y / length, z / length) if length > 0.0 else (0.0, 0.0, 1.0)
-    return contact_distance(kinds, pair, hull_vertices, positions, rotations, hx, hy, hz)
+    return contact_distance(kinds, pair, hull_vertices, positions, rotations, hx, hy, hz, EPA)  # a point: EPA is exact
