@@ -151,25 +151,33 @@ def test_a_loop_runs_serially_where_one_thread_beats_a_launch_plus_its_share():
 
 
 def test_importing_the_package_loads_no_numba_until_a_public_name_is_used(tmp_path):
-    """The add-on imports solver.rotations before it sets its cache root: that must not start numba.
-
-    The first public name loads the kernels, and the cache folder is then keyed under the root set by then.
-    """
+    """The add-on imports solver.rotations before it sets its cache root, and builds scenes on Blender's main
+    thread: neither may start numba. Simulation loads the kernels, and the cache folder is then keyed under the
+    root set by then."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     env.update(PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(tmp_path / "early"))
     script = textwrap.dedent(f"""
         import json, os, sys
+        import numpy as np
         import solver, solver.rotations
         before = "numba" in sys.modules
         solver.rotations.mul([1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0])
         os.environ["NUMBA_CACHE_DIR"] = {str(tmp_path / "late")!r}  # as addon/runtime.py does, later
-        from solver import Scene
+        scene = solver.Scene()
+        scene.add_plane()
+        scene.add_body(solver.Box((0.1, 0.1, 0.1)), position=(0.0, 0.0, 1.0))
+        scene.add_rope(np.array([[0.0, 0.0, 2.0], [0.5, 0.0, 2.0], [1.0, 0.0, 2.0]]))
+        scene.add_particles(np.zeros((3, 3)))
+        scene.add_force(solver.Wind((1.0, 0.0, 0.0), 1.0))
+        scene.add_mesh_collider(np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]), [[0, 1, 2]])
+        with_scene = "numba" in sys.modules
+        from solver import Simulation
         from numba.core import config
-        print(json.dumps([before, "numba" in sys.modules, Scene.__module__, config.CACHE_DIR]))
+        print(json.dumps([before, with_scene, Simulation.__module__, config.CACHE_DIR]))
     """)
-    before, after, module, cache = _run_json(script, env)
-    assert before is False
-    assert after is True and module == "solver.scene"
+    before, with_scene, module, cache = _run_json(script, env)
+    assert before is False and with_scene is False
+    assert module == "solver.simulation"
     assert os.path.dirname(cache) == str(tmp_path / "late")
 
 
