@@ -80,6 +80,11 @@ def _f(t, a2x, a2y, a2z, ux, uy, uz):
 @njit(**JIT)
 def ellipsoid_distance(a, b, c, x, y, z):
     """point_distance's (d, nx, ny, nz) for the ellipsoid of semi-axes (a, b, c)."""
+    if a == b and b == c:  # a sphere, in closed form: a cloth draped over one asks this for every vertex
+        r = np.sqrt(x * x + y * y + z * z)
+        if r == 0.0:
+            return -a, 0.0, 0.0, 1.0
+        return r - a, x / r, y / r, z / r
     px, py, pz = abs(x), abs(y), abs(z)
     a2x, a2y, a2z = a * a, b * b, c * c
     ux, uy, uz = a * px, b * py, c * pz

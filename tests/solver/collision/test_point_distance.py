@@ -92,3 +92,20 @@ def test_a_point_inside_on_the_plane_of_an_ellipsoids_smallest_axis_leaves_that_
     x = 9.0 * 0.5 / 8.0
     z = np.sqrt(1.0 - x * x / 9.0)
     assert d == pytest.approx(-np.hypot(x - 0.5, z), abs=1e-12)
+
+
+def test_a_sphere_is_its_closed_form_and_agrees_with_the_general_ellipsoid():
+    """The sphere's fast path: d = |p| - r along p / |p|, inside and out; a nearly round ellipsoid, which takes the
+    general root search, gives the same to within its tiny flattening."""
+    from solver.collision.point_distance import ellipsoid_distance
+
+    rng = np.random.default_rng(4)
+    r = 0.5
+    for p in rng.normal(size=(200, 3)) * 0.6:
+        d, nx, ny, nz = ellipsoid_distance(r, r, r, *p)
+        length = np.linalg.norm(p)
+        assert d == pytest.approx(length - r, abs=1e-15)
+        np.testing.assert_allclose([nx, ny, nz], p / length, atol=1e-15)
+        general = ellipsoid_distance(r, r, r * (1.0 + 1e-9), *p)
+        assert general[0] == pytest.approx(d, abs=2e-9)
+        np.testing.assert_allclose(general[1:], [nx, ny, nz], atol=1e-6)
