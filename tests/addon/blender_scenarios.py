@@ -282,6 +282,20 @@ def build_bake_scene():
     return scene, [ball, brick]
 
 
+def moving_empty(name, start, end, last_frame):
+    """An empty keyed at ``start`` on frame 1 and ``end`` on ``last_frame``, moving linearly between."""
+    bpy.ops.object.empty_add(location=start)
+    empty = bpy.context.object
+    empty.name = name
+    empty.keyframe_insert("location", frame=1)
+    empty.location = end
+    empty.keyframe_insert("location", frame=last_frame)
+    for fc in mod("keyframes_compat").fcurves_of(empty):
+        for kp in fc.keyframe_points:
+            kp.interpolation = 'LINEAR'
+    return empty
+
+
 def keyframe_dump(objs):
     kc = mod("keyframes_compat")
     out = {}
@@ -424,15 +438,7 @@ def scenario_rope(out):
     res["modifiers"] = [m.type for m in arm.quadric.rope_mesh.modifiers]
     res["radius"] = 0.02
 
-    bpy.ops.object.empty_add(location=(0.0, 2.0, 1.0))
-    handle = bpy.context.object
-    handle.name = "Handle"
-    handle.keyframe_insert("location", frame=1)
-    handle.location = (0.0, 2.5, 1.0)
-    handle.keyframe_insert("location", frame=30)
-    for fc in mod("keyframes_compat").fcurves_of(handle):
-        for kp in fc.keyframe_points:
-            kp.interpolation = 'LINEAR'
+    handle = moving_empty("Handle", (0.0, 2.0, 1.0), (0.0, 2.5, 1.0), 30)
     data2 = data.copy()
     dragged = bpy.data.objects.new("Dragged", data2)
     dragged.location = (0.0, 2.0, -1.0)
@@ -2157,15 +2163,7 @@ def scenario_parented_bodies(out):
     bpy.ops.object.empty_add(location=(1.0, 2.0, 3.0), rotation=(0.3, 0.2, 0.5))
     mount = bpy.context.object
     mount.name, mount.scale = "Mount", (2.0, 2.0, 2.0)
-    bpy.ops.object.empty_add(location=(5.0, 0.0, 4.0))
-    carrier = bpy.context.object
-    carrier.name = "Carrier"
-    carrier.keyframe_insert("location", frame=1)
-    carrier.location = (7.0, 0.0, 4.0)
-    carrier.keyframe_insert("location", frame=25)
-    for fc in mod("keyframes_compat").fcurves_of(carrier):
-        for kp in fc.keyframe_points:
-            kp.interpolation = 'LINEAR'
+    carrier = moving_empty("Carrier", (5.0, 0.0, 4.0), (7.0, 0.0, 4.0), 25)
     scene.frame_set(1)
     children = {}
     for name, parent, location in (("Hung", mount, (1.0, 2.0, 5.0)), ("Carried", carrier, (5.0, 0.0, 5.0))):
