@@ -42,19 +42,11 @@ def _copy_row(s, to, frm):
 
 
 @njit(**JIT, inline="always")
-def _side_normal(s):
-    """Unit normal of the triangle v0 v1 v2: the direction the next portal corner is sought in."""
-    ux, uy, uz = s[1, 0] - s[0, 0], s[1, 1] - s[0, 1], s[1, 2] - s[0, 2]
-    vx, vy, vz = s[2, 0] - s[0, 0], s[2, 1] - s[0, 1], s[2, 2] - s[0, 2]
-    nx, ny, nz, _ = _unit(uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx)
-    return nx, ny, nz
-
-
-@njit(**JIT, inline="always")
-def _portal_normal(s):
-    """Unit normal of the portal s1 s2 s3, facing away from v0 (s0)."""
-    ux, uy, uz = s[2, 0] - s[1, 0], s[2, 1] - s[1, 1], s[2, 2] - s[1, 2]
-    vx, vy, vz = s[3, 0] - s[1, 0], s[3, 1] - s[1, 1], s[3, 2] - s[1, 2]
+def _normal(s, a, b, c):
+    """Unit normal (s_b - s_a) x (s_c - s_a) of the triangle of rows a, b, c: with (0, 1, 2) the direction the
+    next portal corner is sought in, with (1, 2, 3) the portal's normal, facing away from v0."""
+    ux, uy, uz = s[b, 0] - s[a, 0], s[b, 1] - s[a, 1], s[b, 2] - s[a, 2]
+    vx, vy, vz = s[c, 0] - s[a, 0], s[c, 1] - s[a, 1], s[c, 2] - s[a, 2]
     nx, ny, nz, _ = _unit(uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx)
     return nx, ny, nz
 
@@ -92,7 +84,7 @@ def mpr(kinds, params, hull_vertices, positions, rotations, tolerance, scale, s)
     if _row_dot(s, 2, dx, dy, dz) <= 0.0:
         return False, 0.0, dx, dy, dz
     # v3: a portal (v1, v2, v3) the ray from v0 through the origin passes through
-    dx, dy, dz = _side_normal(s)
+    dx, dy, dz = _normal(s, 0, 1, 2)
     if _row_dot(s, 0, dx, dy, dz) > 0.0:
         for c in range(9):
             s[1, c], s[2, c] = s[2, c], s[1, c]
@@ -117,12 +109,12 @@ def mpr(kinds, params, hull_vertices, positions, rotations, tolerance, scale, s)
             else:
                 found = True
                 break
-        dx, dy, dz = _side_normal(s)
+        dx, dy, dz = _normal(s, 0, 1, 2)
     if not found:
         return False, 0.0, dx, dy, dz
     # refine: push the portal out to C's surface along its normal
     for _ in range(MAX_ITERATIONS):
-        nx, ny, nz = _portal_normal(s)
+        nx, ny, nz = _normal(s, 1, 2, 3)
         pair_support(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, s, 4)
         reach = _row_dot(s, 4, nx, ny, nz)
         if reach < 0.0:
@@ -140,7 +132,7 @@ def mpr(kinds, params, hull_vertices, positions, rotations, tolerance, scale, s)
             _copy_row(s, 2 if _row_dot(s, 3, wx, wy, wz) > 0.0 else 1, 4)
     # the ray from v0 passed through the portal, but only a portal plane beyond the origin puts the origin inside
     # C: GJK calls a pair within its tolerance of touching "contact", and then the origin may lie just outside
-    nx, ny, nz = _portal_normal(s)
+    nx, ny, nz = _normal(s, 1, 2, 3)
     if _row_dot(s, 1, nx, ny, nz) < 0.0:
         return False, 0.0, nx, ny, nz
     # the origin's nearest point on the final portal: its direction is the normal
@@ -150,6 +142,6 @@ def mpr(kinds, params, hull_vertices, positions, rotations, tolerance, scale, s)
     pz = wi * s[1, 2] + wj * s[2, 2] + wk * s[3, 2]
     nx, ny, nz, distance = _unit(px, py, pz)
     if distance == 0.0:
-        nx, ny, nz = _portal_normal(s)
+        nx, ny, nz = _normal(s, 1, 2, 3)
     pair_support(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, s, 4)
     return True, _row_dot(s, 4, nx, ny, nz), nx, ny, nz
