@@ -20,6 +20,11 @@ compared with its numpy reference (tests/solver/shapes/distance_reference.py). P
                the same for the simulation's path (collision/driver.py): contact_distance (the GJK/EPA
                search alone), or for two boxes the separating-axis test (collision/box_box.py), whose
                deficit where boxes are apart is its known shortfall at vertex-vertex and vertex-edge pairs
+  us_smooth, smooth_deficit
+               ellipsoids and superellipsoids only: the simulation's path for them, the optimisation on the
+               normal (collision/smooth_contact.py), from the centre line as for a pair new this substep
+               (overlaps then fall back to the search and are polished); us_smooth_warm from the reference's
+               normal turned by 0.03 rad, as from last substep's normal
 """
 import argparse
 import json
@@ -29,7 +34,8 @@ import numpy as np
 
 import solver
 from solver.collision.box_box import box_box_distance
-from solver.collision.convex_distance import contact_distance, signed_distance
+from solver.collision.convex_distance import EPA, contact_distance, signed_distance
+from solver.collision.smooth_contact import smooth_contact_distance
 from solver.shapes.support import BOX
 from solver.math3d import quat_to_matrix_np
 from solver.shapes import encode_shapes
@@ -58,7 +64,7 @@ def measure(family_a, family_b, count, seed):
     kernel = (time.perf_counter() - start) / count
     contact = np.empty(count)
     (kinds, params, hull_vertices), positions, rotations, hint = arrays[0]
-    contact_distance(kinds, params, hull_vertices, positions, rotations, *hint)  # compiled before the clock
+    contact_distance(kinds, params, hull_vertices, positions, rotations, *hint, EPA)  # compiled before the clock
     box_box_distance(params[0, :3], positions[0], rotations[0], params[1, :3], positions[1], rotations[1])
     start = time.perf_counter()
     for p, ((kinds, params, hull_vertices), positions, rotations, hint) in enumerate(arrays):
@@ -66,12 +72,15 @@ def measure(family_a, family_b, count, seed):
             contact[p] = box_box_distance(params[0, :3], positions[0], rotations[0], params[1, :3], positions[1],
                                           rotations[1])[0]
         else:
-            contact[p] = contact_distance(kinds, params, hull_vertices, positions, rotations, *hint)[0]
+            contact[p] = contact_distance(kinds, params, hull_vertices, positions, rotations, *hint, EPA)[0]
     contact_seconds = (time.perf_counter() - start) / count
+    smooth = family_a in SMOOTH and family_b in SMOOTH
+    if smooth:
+        smooth_gap, smooth_seconds = _time_smooth(arrays, [hint / np.linalg.norm(hint) for *_, hint in arrays], False)
     distance = np.array([r.distance for r in results])
     normal = np.array([r.normal for r in results])
     size = np.array([reference.reach(x) + reference.reach(y) for x, y in zip(shapes_a, shapes_b)])
-    best, _ = reference.signed_distance(a, b, seed)
+    best, best_normal = reference.signed_distance(a, b, seed)
     at_normal = reference.gaps(a, b, normal[:, None, :])[:, 0]
     point_a, point_b = np.array([r.point_a for r in results]), np.array([r.point_b for r in results])
     residual = np.maximum(np.abs(a.surface_residual(point_a)), np.abs(b.surface_residual(point_b)))
@@ -83,7 +92,32 @@ def measure(family_a, family_b, count, seed):
                 us_kernel=round(kernel * 1e6, 1), us_query=round(query * 1e6, 1),
                 us_contact=round(contact_seconds * 1e6, 2),
                 contact_deficit=float(np.max((best - contact) / size)),
-                contact_deficit_overlapping=float(np.max(((best - contact) / size)[best < 0], initial=0.0)))
+                contact_deficit_overlapping=float(np.max(((best - contact) / size)[best < 0], initial=0.0)),
+                **(_smooth_report(arrays, best, best_normal, size, smooth_gap, smooth_seconds, seed) if smooth else {}))
+
+
+SMOOTH = ("ellipsoid", "superellipsoid")
+
+
+def _time_smooth(arrays, starts, touching):
+    """smooth_contact_distance over the pairs from the given unit start normals: (gaps, seconds per pair)."""
+    (kinds, params, hull_vertices), positions, rotations, _ = arrays[0]
+    smooth_contact_distance(kinds, params, hull_vertices, positions, rotations, *starts[0], EPA, touching)
+    gaps = np.empty(len(arrays))
+    start = time.perf_counter()
+    for p, ((kinds, params, hull_vertices), positions, rotations, _) in enumerate(arrays):
+        gaps[p] = smooth_contact_distance(kinds, params, hull_vertices, positions, rotations, *starts[p], EPA,
+                                          touching)[0]
+    return gaps, (time.perf_counter() - start) / len(arrays)
+
+
+def _smooth_report(arrays, best, best_normal, size, gaps, seconds, seed):
+    rng = np.random.default_rng(seed)
+    warm = best_normal + 0.03 * rng.normal(size=best_normal.shape)
+    warm_gaps, warm_seconds = _time_smooth(arrays, list(warm / np.linalg.norm(warm, axis=1, keepdims=True)), True)
+    return dict(us_smooth=round(seconds * 1e6, 2), smooth_deficit=float(np.max((best - gaps) / size)),
+                us_smooth_warm=round(warm_seconds * 1e6, 2),
+                smooth_warm_deficit=float(np.max((best - warm_gaps) / size)))
 
 
 def main(argv=None):

@@ -27,7 +27,7 @@ from ..validate import FieldError, describe, unit_quaternion, unit_vector, vecto
 from .epa import MAX_FACES, MAX_VERTICES, epa
 from .gjk import SEPARATED, combine, gjk, support_posed
 from .mpr import mpr
-from .normal_refinement import refine_normal
+from .normal_refinement import MAX_ITERATIONS, refine_normal
 from .sgjk import sgjk
 
 # how overlapping pairs are measured (Simulation(penetration=...), distance(penetration=...))
@@ -137,7 +137,7 @@ def signed_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, 
                               (TOLERANCE if polytopes else CURVED_TOLERANCE) * scale, method, scale)
     if not polytopes:
         refined, rx, ry, rz, gradient = refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
-                                                      scale)
+                                                      scale, 1e-15, MAX_ITERATIONS)
         if refined > gap:
             gap, nx, ny, nz = refined, rx, ry, rz
         if gradient > SMOOTH_GRADIENT * scale:

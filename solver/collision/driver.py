@@ -43,6 +43,7 @@ from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_tu
 from .box_box import box_box_distance
 from .bvh import query
 from .patches import PATCH, new_patch_scratch, pair_patch, plane_patch
+from .smooth_contact import smooth_contact_distance, smooth_kind
 from .triangle_contact import new_triangle_scratch, triangle_patch
 
 
@@ -139,10 +140,11 @@ def _shape_pair_scratch():
 
 
 @njit(**JIT)
-def _collide_shape_pair(state, ws, shapes, p, i, j, hx, hy, hz, scratch):
+def _collide_shape_pair(state, ws, shapes, p, i, j, hx, hy, hz, touching, scratch):
     """Pair p of bodies i < j, one of them not an ellipsoid: its contact patch into ws.pair_* and ws.pair_patch*.
 
-    (hx, hy, hz) is the normal to start from (unit). Leaves pair_depth at -inf where they stay apart.
+    (hx, hy, hz) is the normal to start from (unit), the pair's normal of last substep where ``touching``.
+    Leaves pair_depth at -inf where they stay apart.
     """
     kinds, params, positions, rotations, patch_scratch, patch = scratch
     position = state.position
@@ -166,6 +168,9 @@ def _collide_shape_pair(state, ws, shapes, p, i, j, hx, hy, hz, scratch):
     if kinds[0] == BOX and kinds[1] == BOX:
         gap, nx, ny, nz = box_box_distance(params[0, :3], positions[0], rotations[0], params[1, :3], positions[1],
                                            rotations[1])
+    elif smooth_kind(kinds[0]) and smooth_kind(kinds[1]):
+        gap, nx, ny, nz = smooth_contact_distance(kinds, params, shapes.hull_vertices, positions, rotations, hx, hy,
+                                                  hz, shapes.penetration, touching)
     else:
         gap, nx, ny, nz = contact_distance(kinds, params, shapes.hull_vertices, positions, rotations, hx, hy, hz,
                                            shapes.penetration)
@@ -245,7 +250,7 @@ def _collide_pair_range(model, state, ws, start, end, shapes):
                 else:
                     distance = np.sqrt(dx * dx + dy * dy + dz * dz)
                     hx, hy, hz = (dx / distance, dy / distance, dz / distance) if distance > 0.0 else (0.0, 0.0, 1.0)
-                _collide_shape_pair(state, ws, shapes, p, i, j, hx, hy, hz, shape_scratch)
+                _collide_shape_pair(state, ws, shapes, p, i, j, hx, hy, hz, cached, shape_scratch)
                 continue
         if cached:
             # touching last substep: the warm-started depth decides, the pre-tests would pass anyway

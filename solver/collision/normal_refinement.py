@@ -50,10 +50,12 @@ def _tilted(nx, ny, nz, t1x, t1y, t1z, t2x, t2y, t2z, u, v):
 
 
 @njit(**JIT)
-def refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, scale):
+def refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, scale, stop=1e-15,
+                  iterations=MAX_ITERATIONS):
     """Raise the gap g(n) from the unit normal n by safeguarded Newton steps on the sphere.
 
-    ``scale`` is the pair's size (for the stopping test). Returns (gap, nx, ny, nz, gradient): the
+    ``scale`` is the pair's size: the steps stop once the gradient is below ``stop`` times it, or after
+    ``iterations`` steps. Returns (gap, nx, ny, nz, gradient): the
     gradient's length there tells a smooth optimum (rounding error) from a crease or kink.
     """
     xx, xy, xz = minkowski_support(kinds, params, hull_vertices, positions, rotations, nx, ny, nz)
@@ -62,8 +64,8 @@ def refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz
     # x is a difference of points about this far from the origin: the size of its rounding error
     magnitude = scale + np.sqrt(positions[0, 0] ** 2 + positions[0, 1] ** 2 + positions[0, 2] ** 2) + np.sqrt(
         positions[1, 0] ** 2 + positions[1, 1] ** 2 + positions[1, 2] ** 2)
-    for _ in range(MAX_ITERATIONS):
-        if gradient <= 1e-15 * scale:
+    for _ in range(iterations):
+        if gradient <= stop * scale:
             break
         t1x, t1y, t1z, t2x, t2y, t2z = orthonormal_basis(nx, ny, nz)
         r1 = t1x * xx + t1y * xy + t1z * xz
@@ -98,6 +100,16 @@ def refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz
             trial = px * qx + py * qy + pz * qz
             trial_gradient = _tangential(px, py, pz, qx, qy, qz)
             if trial < phi or (trial <= phi + slack and trial_gradient < 0.5 * gradient):
+                if trial_gradient > 0.5 * gradient:
+                    # slow progress: the step overshot a kink-like optimum (about a boxy face's centre h_C grows
+                    # as |angle|^p with p < 2, where Newton's step lands at -(2 - p)/(p - 1) times the start);
+                    # half the step lands near it
+                    hx, hy, hz = _tilted(nx, ny, nz, t1x, t1y, t1z, t2x, t2y, t2z, 0.5 * du, 0.5 * dv)
+                    sx, sy, sz = minkowski_support(kinds, params, hull_vertices, positions, rotations, hx, hy, hz)
+                    half = hx * sx + hy * sy + hz * sz
+                    if half < trial:
+                        px, py, pz, qx, qy, qz, trial = hx, hy, hz, sx, sy, sz, half
+                        trial_gradient = _tangential(px, py, pz, qx, qy, qz)
                 nx, ny, nz, xx, xy, xz, phi, gradient = px, py, pz, qx, qy, qz, trial, trial_gradient
                 accepted = True
                 break
