@@ -30,8 +30,9 @@ def _tracked_point(pose, rotation, local, k):
 
 
 @njit(**JIT)
-def drive_pins(model, state, t, h):
-    """Put every tracked pin where its track is at t, moving at its track's velocity over the step to t + h."""
+def _put_pins(model, state, t, h, with_velocity):
+    """Every tracked pin where its track is at t; ``with_velocity``: moving at its track's velocity over [t, t + h]
+    (else its velocity stays)."""
     pins, local = model.tracked_pin, model.tracked_pin_local
     n = model.n_particles
     y = state.y
@@ -43,24 +44,23 @@ def drive_pins(model, state, t, h):
         if model.particle_group[i] != group:
             group = model.particle_group[i]
             _pose_of_group(model, group, t, now, turn_now)
-            _pose_of_group(model, group, t + h, later, turn_later)
+            if with_velocity:
+                _pose_of_group(model, group, t + h, later, turn_later)
         ax, ay, az = _tracked_point(now, turn_now, local, k)
-        bx, by, bz = _tracked_point(later, turn_later, local, k)
         y[3 * i], y[3 * i + 1], y[3 * i + 2] = ax, ay, az
-        j = 3 * n + 3 * i
-        y[j], y[j + 1], y[j + 2] = (bx - ax) / h, (by - ay) / h, (bz - az) / h
+        if with_velocity:
+            bx, by, bz = _tracked_point(later, turn_later, local, k)
+            j = 3 * n + 3 * i
+            y[j], y[j + 1], y[j + 2] = (bx - ax) / h, (by - ay) / h, (bz - az) / h
+
+
+@njit(**JIT)
+def drive_pins(model, state, t, h):
+    """Put every tracked pin where its track is at t, moving at its track's velocity over the step to t + h."""
+    _put_pins(model, state, t, h, True)
 
 
 @njit(**JIT)
 def place_pins(model, state, t):
     """Put every tracked pin where its track is at t (its velocity stays)."""
-    pins, local = model.tracked_pin, model.tracked_pin_local
-    y = state.y
-    pose, turn = np.empty(7), np.empty((3, 3))
-    group = -1
-    for k in range(pins.shape[0]):
-        i = pins[k]
-        if model.particle_group[i] != group:
-            group = model.particle_group[i]
-            _pose_of_group(model, group, t, pose, turn)
-        y[3 * i], y[3 * i + 1], y[3 * i + 2] = _tracked_point(pose, turn, local, k)
+    _put_pins(model, state, t, 1.0, False)
