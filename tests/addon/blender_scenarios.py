@@ -2624,7 +2624,7 @@ def scenario_particle_births(out, blend_path):
     res["group"] = {k: job.conv.scene.particles[index][k] for k in ("positions", "velocities", "birth_times",
                                                                       "lifetimes")}
     res["recorded"] = job.recording.particles(index).tolist()
-    res["fps"], res["h"] = job.conv.fps, job.conv.dt
+    res["fps"], res["h"], res["gravity"] = job.conv.fps, job.conv.dt, list(job.conv.scene.gravity)
     res["emitter_matrix"] = [list(r) for r in emitter.matrix_world]
     output = emitter.quadric.particles.output_object
     res["drawn"] = []
