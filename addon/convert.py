@@ -379,7 +379,7 @@ def build_scene(solver, context, scene=None):
         anchors = _rope_anchor_objects(ropes, bodies)
         animated = [o for o in bodies if o.quadric.body_type == 'ANIMATED'] + anchors
         parents = _parents_of_dynamic_bodies(bodies)
-        carried = [o for o in groups if particle_groups.moves(o)]  # soft bodies whose pins follow their object
+        carried = [o for o in groups if particle_groups.moves(o)]  # groups whose pins follow their object
         tracks = sample_track(scene, list(dict.fromkeys(animated + parents + carried)), start, frames, fps)
         if scene.frame_current != start:
             scene.frame_set(start)
@@ -423,16 +423,18 @@ def build_scene(solver, context, scene=None):
 
 def _add_groups(solver, out, conv, context, scene, objs, frame, tracks):
     """Add the particle groups and soft bodies; returns their specs (particle_groups.read_group). A moving soft
-    body's sampled world matrices (``tracks``) carry its pins, and its cache plays in its axes at each frame."""
+    body's or pinned particle group's sampled world matrices (``tracks``) carry its pins; a soft body's cache then
+    plays in its axes at each frame (particles play in world space)."""
     depsgraph = context.evaluated_depsgraph_get()
     specs = [particle_groups.read_group(obj, depsgraph, scene, frame) for obj in objs]
     for spec in specs:
-        spec.matrices = tracks.get(spec.object_name) if spec.kind == 'SOFT_BODY' else None
+        spec.matrices = tracks.get(spec.object_name)
     materials = [material_of(solver, bpy.data.objects[spec.object_name]) for spec in specs]
     first = len(out.particles)
     particle_groups.add_groups(solver, out, specs, materials, out.gravity, conv.fps)
     for k, spec in enumerate(specs):
-        matrix = spec.matrix if spec.matrices is None else np.array([np.array(m) for m in spec.matrices])
+        moving = spec.kind == 'SOFT_BODY' and spec.matrices is not None
+        matrix = np.array([np.array(m) for m in spec.matrices]) if moving else spec.matrix
         conv.groups.append(GroupBinding(spec.object_name, first + k, spec.kind, matrix,
                                         None if spec.kind == 'SOFT_BODY' else spec.radii, spec.shown))
         conv.warnings.extend(f"'{spec.object_name}': {note}" for note in spec.notes)

@@ -100,9 +100,10 @@ def _from_vertices(obj, depsgraph, notes):
         co = np.empty(3 * n, dtype=np.float32)
         mesh.vertices.foreach_get("co", co)
         velocities = _velocities(obj, mesh.attributes, n, evaluated.matrix_world, notes)
+        pinned = pinned_vertices(obj, mesh.vertices)
     finally:
         evaluated.to_mesh_clear()
-    return _world(co.reshape(n, 3).astype(np.float64), evaluated.matrix_world), velocities
+    return _world(co.reshape(n, 3).astype(np.float64), evaluated.matrix_world), velocities, pinned
 
 
 def _from_point_cloud(obj, depsgraph, notes):
@@ -271,10 +272,10 @@ def read_group(obj, depsgraph, scene, frame):
     notes = []
     if obj.quadric.role == 'SOFT_BODY':
         return _soft_body(obj, notes)
-    velocities, system, radii, births, lifetimes, shown = None, None, None, None, None, None
+    velocities, system, radii, births, lifetimes, shown, pinned = None, None, None, None, None, None, ()
     mass = float(s.mass)
     if s.source == 'VERTICES':
-        positions, velocities = _from_vertices(obj, depsgraph, notes)
+        positions, velocities, pinned = _from_vertices(obj, depsgraph, notes)
     elif s.source == 'POINT_CLOUD':
         positions, velocities, radii = _from_point_cloud(obj, depsgraph, notes)
     else:
@@ -290,13 +291,13 @@ def read_group(obj, depsgraph, scene, frame):
         if s.source == 'POINT_CLOUD' and np.ptp(radii) > 1e-6 * max(radius, 1e-12):
             notes.append(f"its points keep one collision radius, their mean {radius:.3g} m (each is drawn at its "
                          "own radius)")
-    return GroupSpec(obj.name, 'PARTICLES', positions, velocities, mass, radius, radii, particle_system=system,
-                     notes=notes, birth_times=births, lifetimes=lifetimes, shown=shown)
+    return GroupSpec(obj.name, 'PARTICLES', positions, velocities, mass, radius, radii, pinned=pinned,
+                     particle_system=system, notes=notes, birth_times=births, lifetimes=lifetimes, shown=shown)
 
 
-def pinned_vertices(obj):
-    """Indices of the vertices in the object's pin group with weight >= PIN_WEIGHT; GroupError if the group is
-    named but missing."""
+def pinned_vertices(obj, vertices=None):
+    """Indices of the vertices (of its mesh, or ``vertices``: those of its evaluated mesh) in the object's pin group
+    with weight >= PIN_WEIGHT; GroupError if the group is named but missing."""
     name = obj.quadric.particles.pin_group
     if not name:
         return ()
@@ -304,7 +305,7 @@ def pinned_vertices(obj):
     if group is None:
         raise GroupError(f"'{obj.name}': pin_group '{name}' is not one of its vertex groups")
     index = group.index
-    return tuple(v.index for v in obj.data.vertices
+    return tuple(v.index for v in (obj.data.vertices if vertices is None else vertices)
                  for g in v.groups if g.group == index and g.weight >= PIN_WEIGHT)
 
 
@@ -331,14 +332,17 @@ def _soft_body(obj, notes):
 
 
 def moves(obj):
-    """Whether a soft body's object moves over the frames (it or a parent is keyed, driven or constrained): the
-    conversion then samples its world matrix at every frame (GroupSpec.matrices)."""
-    return obj.quadric.role == 'SOFT_BODY' and force_fields.is_animated(obj)
+    """Whether the object of a soft body, or of particles made from a mesh's vertices with a pin group, moves over
+    the frames (it or a parent is keyed, driven or constrained): the conversion then samples its world matrix at
+    every frame (GroupSpec.matrices), which the pins follow."""
+    s = obj.quadric.particles
+    pins = obj.quadric.role == 'SOFT_BODY' or (s.source == 'VERTICES' and bool(s.pin_group))
+    return pins and force_fields.is_animated(obj)
 
 
 def pin_track(spec, fps):
-    """(times, poses) for Scene.set_pin_track: the rigid motion of a moving soft body's object, which its pinned
-    vertices follow, a pose per frame (times in s after the first); None if it has no pins or does not move. A
+    """(times, poses) for Scene.set_pin_track: the rigid motion of a moving soft body's or particle group's object,
+    which its pinned vertices follow, a pose per frame (times in s after the first); None if it has no pins or does not move. A
     scale that changes is noted: pins follow the motion, not the change of size."""
     if spec.matrices is None or not len(spec.pinned):
         return None
@@ -386,14 +390,14 @@ def add_groups(solver, out, specs, materials, gravity, fps):
             g = out.add_mass_spring(spec.positions, spec.edges, mass=spec.mass, stiffness=float(s.stiffness),
                                     damping=float(s.damping), bending=float(s.bending), pinned=spec.pinned,
                                     material=material, name=spec.object_name, radius=spec.radius)
-            track = pin_track(spec, fps)
-            if track is not None:
-                out.set_pin_track(g, *track)
         else:
             g = out.add_particles(spec.positions, velocities=spec.velocities, mass=spec.mass, radius=spec.radius,
-                                  material=material, name=spec.object_name,
+                                  material=material, name=spec.object_name, pinned=spec.pinned,
                                   particle_collisions=bool(s.particle_collisions), birth_times=spec.birth_times,
                                   lifetimes=spec.lifetimes)
+        track = pin_track(spec, fps)
+        if track is not None:
+            out.set_pin_track(g, *track)
         weight = float(spec.particle_system.effector_weights.gravity) if spec.particle_system else 1.0
         g_norm = float(np.linalg.norm(gravity))
         if weight != 1.0 and g_norm > 0.0 and np.ndim(spec.mass) == 0:  # else noted by _particle_system_notes

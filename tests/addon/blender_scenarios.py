@@ -2557,7 +2557,8 @@ def keyed_cloth(name, columns, rows, location, keys):
 
 def scenario_pinned_cloth_follows(out, blend_path):
     """A flag keyed to move and turn, and a scarf parented to an empty that moves, both pinned along their top
-    rows: simulated and baked as Simulate does, then played back; the recorded and the played vertices, and the
+    rows, and beads (particles made from a mesh's vertices) hanging from the same empty by two pinned vertices:
+    simulated and baked as Simulate does, then played back; the recorded and the played vertices, and the
     objects' world matrices and mesh vertices at every frame."""
     scene = empty_scene()
     scene.frame_start, scene.frame_end = 1, 24
@@ -2573,6 +2574,13 @@ def scenario_pinned_cloth_follows(out, blend_path):
     for cloth in (flag, scarf):
         select_only(cloth)
         bpy.ops.quadric.make_soft_body(total_mass=0.1, stiffness=200.0, damping=0.5, radius=0.0, pin_group="Pins")
+    beads = points_mesh("Beads", [(2.0, 1.0, 2.0), (2.2, 1.0, 2.0), (2.0, 1.0, 1.7), (2.2, 1.0, 1.5)])
+    beads.vertex_groups.new(name="Pins").add([0, 1], 1.0, 'REPLACE')
+    beads.parent = hand
+    beads.matrix_parent_inverse = hand.matrix_world.inverted()
+    select_only(beads)
+    bpy.ops.quadric.add_particles(source='VERTICES', mass=0.01, radius=0.0)
+    beads.quadric.particles.pin_group = "Pins"
     bpy.ops.wm.save_as_mainfile(filepath=blend_path)
     ops = mod("operators")
     res = dict(problems=[(p.severity, p.message) for p in mod("preflight").check(bpy.context)])
@@ -2581,7 +2589,7 @@ def scenario_pinned_cloth_follows(out, blend_path):
     res["finish"] = sorted(ops.finish_job(bpy.context, job))
     res["warnings"] = job.conv.warnings
     binding = {b.object_name: b for b in job.conv.groups}
-    for cloth in (flag, scarf):
+    for cloth in (flag, scarf, beads):
         co = np.empty(3 * len(cloth.data.vertices), dtype=np.float32)
         cloth.data.vertices.foreach_get("co", co)
         spec = job.conv.scene.particles[binding[cloth.name].index]
@@ -2591,9 +2599,11 @@ def scenario_pinned_cloth_follows(out, blend_path):
                                modifiers=[m.type for m in cloth.modifiers])
     for f in range(scene.frame_start, scene.frame_end + 1):
         scene.frame_set(f)
-        for cloth in (flag, scarf):
+        for cloth in (flag, scarf, beads):
             res[cloth.name]["matrices"].append([list(r) for r in cloth.matrix_world])
+        for cloth in (flag, scarf):
             res[cloth.name]["played"].append(evaluated_vertices(cloth).tolist())
+        res["Beads"]["played"].append(instance_positions(beads.quadric.particles.output_object).tolist())
     return res
 
 

@@ -450,6 +450,22 @@ def test_a_cloth_pinned_to_a_moving_object_follows_it_and_plays_back_where_it_wa
     assert np.abs(recorded[:, free] - rigid[:, free]).max() > 0.01  # the rest is cloth, not carried rigidly
 
 
+def test_particles_made_from_a_moving_meshs_vertices_keep_their_pinned_ones_on_it(following):
+    """Beads made from the vertices of a mesh hanging from the moving empty: the two in its pin group ride along
+    (at the object's world matrix times their vertex, at every frame), the other two are free and fall; the
+    particles object draws them where they were recorded (world space, float32)."""
+    beads = following["Beads"]
+    assert beads["track"] and beads["pinned"] == [0, 1]
+    matrices, co, recorded = np.array(beads["matrices"]), np.array(beads["co"]), np.array(beads["recorded"])
+    rigid = co @ matrices[:, :3, :3].transpose(0, 2, 1) + matrices[:, None, :3, 3]
+    np.testing.assert_allclose(recorded[:, :2], rigid[:, :2], rtol=0, atol=8 * F32 * np.abs(rigid).max())
+    assert np.linalg.norm(rigid[-1, :2] - rigid[0, :2], axis=1).min() > 0.5
+    assert np.all(recorded[-1, 2:, 2] < rigid[-1, 2:, 2] - 0.5)  # the free ones fell (1 s: 4.9 m)
+    for frame, got in enumerate(beads["played"]):
+        got, want = np.array(got), recorded[frame].astype(np.float32)
+        np.testing.assert_array_equal(got[np.lexsort(got.T)], want[np.lexsort(want.T)], err_msg=f"frame {frame}")
+
+
 @pytest.fixture(scope="module")
 def births(scenario, tmp_path_factory):
     return scenario("particle_births", str(tmp_path_factory.mktemp("births") / "births.blend"))
