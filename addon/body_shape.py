@@ -38,6 +38,15 @@ def rigid_parts(matrix):
     return np.array(loc), np.array(rot.normalized()), np.array(scale)
 
 
+def rigid_track(matrices):
+    """(locations (F, 3), unit quaternions (F, 4), scales (F, 3)) of world matrices sampled at each frame, the
+    quaternions made continuous (no sign flips from frame to frame) for the solver's interpolation."""
+    parts = [rigid_parts(m) for m in matrices]
+    locations = np.array([loc for loc, _, _ in parts])
+    turns = rotations.make_continuous(np.array([rot for _, rot, _ in parts]))
+    return locations, turns, np.array([scale for _, _, scale in parts])
+
+
 def mesh_triangles_world(context, obj):
     """The evaluated mesh's vertices in world space (V, 3) and its triangles (T, 3)."""
     depsgraph = context.evaluated_depsgraph_get()

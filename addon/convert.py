@@ -25,7 +25,7 @@ from mathutils import Matrix, Quaternion, Vector
 
 from ..solver import rotations
 from . import body_shape, force_fields, particle_groups, shapes
-from .body_shape import rigid_parts
+from .body_shape import rigid_parts, rigid_track
 from .properties import frame_range
 
 
@@ -57,8 +57,10 @@ class GroupBinding:
     object_name: str
     index: int                    # the solver's group index
     kind: str                     # 'PARTICLES' or 'SOFT_BODY'
-    matrix: np.ndarray = None     # a soft body's world matrix at the first frame (its cache plays in its axes)
+    matrix: np.ndarray = None     # a soft body's world matrix (4, 4) at the first frame, or (F, 4, 4) at each frame
+                                  # when it moves: its cache plays in its axes
     radii: np.ndarray = None      # particles: the radius drawn at each
+    shown: tuple = None           # particles born over time: (birth, death) frames (n,) each between which it is drawn
 
 
 @dataclass
@@ -377,7 +379,8 @@ def build_scene(solver, context, scene=None):
         anchors = _rope_anchor_objects(ropes, bodies)
         animated = [o for o in bodies if o.quadric.body_type == 'ANIMATED'] + anchors
         parents = _parents_of_dynamic_bodies(bodies)
-        tracks = sample_track(scene, animated + [p for p in parents if p not in animated], start, frames, fps)
+        carried = [o for o in groups if particle_groups.moves(o)]  # groups whose pins follow their object
+        tracks = sample_track(scene, list(dict.fromkeys(animated + parents + carried)), start, frames, fps)
         if scene.frame_current != start:
             scene.frame_set(start)
         body_index = {}
@@ -398,9 +401,7 @@ def build_scene(solver, context, scene=None):
             off_loc = rotations.rotate(rotations.conj(r0), np.array(out.bodies[i]["position"]) - t0)
             off_rot = rotations.mul(rotations.conj(r0), np.array(out.bodies[i]["orientation"]))
             if s.body_type == 'ANIMATED':
-                rigid = [rigid_parts(m) for m in tracks[obj.name]]
-                loc = np.array([t for t, _, _ in rigid])
-                rot = rotations.make_continuous(np.array([r for _, r, _ in rigid]))
+                loc, rot, _ = rigid_track(tracks[obj.name])
                 poses = np.concatenate([loc + rotations.rotate(rot, np.broadcast_to(off_loc, loc.shape)),
                                         rotations.mul(rot, np.broadcast_to(off_rot, rot.shape))], axis=1)
                 poses[:, 3:] = rotations.make_continuous(poses[:, 3:])
@@ -412,7 +413,7 @@ def build_scene(solver, context, scene=None):
             _add_collider(solver, out, conv, obj, depsgraph)
         for arm in ropes:
             _add_rope(solver, out, conv, arm, body_index, tracks, times)
-        specs = _add_groups(solver, out, conv, context, scene, groups, start) if groups else []
+        specs = _add_groups(solver, out, conv, context, scene, groups, start, tracks) if groups else []
         _add_field_forces(solver, out, conv, context, scene, specs)
     finally:
         if scene.frame_current != current:
@@ -420,16 +421,22 @@ def build_scene(solver, context, scene=None):
     return conv
 
 
-def _add_groups(solver, out, conv, context, scene, objs, frame):
-    """Add the particle groups and soft bodies; returns their specs (particle_groups.read_group)."""
+def _add_groups(solver, out, conv, context, scene, objs, frame, tracks):
+    """Add the particle groups and soft bodies; returns their specs (particle_groups.read_group). A moving soft
+    body's or pinned particle group's sampled world matrices (``tracks``) carry its pins; a soft body's cache then
+    plays in its axes at each frame (particles play in world space)."""
     depsgraph = context.evaluated_depsgraph_get()
     specs = [particle_groups.read_group(obj, depsgraph, scene, frame) for obj in objs]
+    for spec in specs:
+        spec.matrices = tracks.get(spec.object_name)
     materials = [material_of(solver, bpy.data.objects[spec.object_name]) for spec in specs]
     first = len(out.particles)
-    particle_groups.add_groups(solver, out, specs, materials, out.gravity)
+    particle_groups.add_groups(solver, out, specs, materials, out.gravity, conv.fps)
     for k, spec in enumerate(specs):
-        conv.groups.append(GroupBinding(spec.object_name, first + k, spec.kind, spec.matrix,
-                                        None if spec.kind == 'SOFT_BODY' else spec.radii))
+        moving = spec.kind == 'SOFT_BODY' and spec.matrices is not None
+        matrix = np.array([np.array(m) for m in spec.matrices]) if moving else spec.matrix
+        conv.groups.append(GroupBinding(spec.object_name, first + k, spec.kind, matrix,
+                                        None if spec.kind == 'SOFT_BODY' else spec.radii, spec.shown))
         conv.warnings.extend(f"'{spec.object_name}': {note}" for note in spec.notes)
     return specs
 
@@ -572,9 +579,7 @@ def _anchor_body(out, target, radius, node, inward, matrices, times, name):
     It sits just beyond the rope's end (along the end tangent), not around the end node, so the rope
     does not start inside it; it keeps that offset in the object's frame as the object moves and turns.
     """
-    mats = [rigid_parts(m) for m in matrices]
-    loc = np.array([m[0] for m in mats])
-    rot = rotations.make_continuous(np.array([m[1] for m in mats]))
+    loc, rot, _ = rigid_track(matrices)
     if np.allclose(loc, loc[0], atol=1e-9) and np.allclose(rot, rot[0], atol=1e-9):
         return None
     direction = np.asarray(inward, dtype=np.float64)

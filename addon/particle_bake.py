@@ -1,8 +1,10 @@
 """Recording -> point caches: particle groups and soft bodies bake to PC2 files that Blender plays natively.
 
 A soft body's own mesh gets a Mesh Cache modifier, first in its stack, playing its vertices in the object's axes
-(the object stays where it was at the first frame); a particle group gets an object of points (particle_display)
-whose Mesh Cache plays them in world space. The files sit beside the .blend (addon/point_cache.py), one per
+at each frame (those of the first frame if the object does not move: it stays where it was), so that the object's
+own motion puts them back where they were simulated; a particle group gets an object of points (particle_display)
+whose Mesh Cache plays them in world space, and whose points carry the frames they are drawn between when they are
+born over time. The files sit beside the .blend (addon/point_cache.py), one per
 group, named after its object, and are rewritten in place by a new bake.
 
 A bake is three calls so that nothing in Blender or on disk changes unless every part of it worked:
@@ -23,11 +25,15 @@ CACHE_MODIFIER = "Quadric Cache"
 
 
 def local_positions(binding, positions):
-    """Recorded world positions (F, n, 3) in the axes the cache plays them in: the soft body's object axes at
-    the first frame, world axes for particles (their object is at the origin)."""
+    """Recorded world positions (F, n, 3) in the axes the cache plays them in: the soft body's object axes (at
+    each frame where the binding has a matrix per frame, else at the first), world axes for particles (their
+    object is at the origin)."""
     if binding.matrix is None:
         return positions
     inverse = np.linalg.inv(np.asarray(binding.matrix, dtype=np.float64))
+    if inverse.ndim == 3:  # a recording cut short has fewer frames than the range
+        inverse = inverse[:len(positions)]
+        return np.einsum("fij,fnj->fni", inverse[:, :3, :3], positions) + inverse[:, None, :3, 3]
     return positions @ inverse[:3, :3].T + inverse[:3, 3]
 
 
@@ -106,7 +112,8 @@ def attach_caches(conv, rec, written):
             target = obj
         else:
             first = np.asarray(rec.particles(binding.index)[0], dtype=np.float64)
-            target = particle_display.particles_object(obj, settings.output_object, first, binding.radii)
+            target = particle_display.particles_object(obj, settings.output_object, first, binding.radii,
+                                                       binding.shown)
             settings.output_object = target
         _play(target, path, conv.frame_start)
         settings.cache_path = path

@@ -4,6 +4,11 @@ A particle group comes from a mesh's vertices (modifiers applied), a Blender par
 point cloud's points; a soft body from a mesh's vertices and edges (the mesh data itself, so that a Mesh Cache
 modifier first in its stack can play the bake). Everything is read at the first frame of the simulated range, in
 world space, in bulk (foreach_get). Reading needs no solver: Check Scene reads the same specs.
+
+A particle system's particles are born over its emission frames and die after their lifetimes, as Blender's are:
+each keeps its birth time, its lifetime, and where and how fast Blender emits it (_emitted). A soft body whose object
+moves (keyframes, a moving parent) gets its world matrix at every frame from the conversion (GroupSpec.matrices),
+and its pinned vertices follow it (pin_track).
 """
 import math
 from dataclasses import dataclass, field
@@ -12,10 +17,11 @@ import bpy
 import numpy as np
 
 from . import force_fields
+from .body_shape import rigid_track
+from .properties import frame_range
 
 ROLES = ('PARTICLES', 'SOFT_BODY')
 PIN_WEIGHT = 0.5        # a pin group's vertices of at least this weight are pinned
-LIFETIME = 1.0e6        # frames: a particle system's particles never die during a simulation
 
 
 class GroupError(ValueError):
@@ -36,6 +42,10 @@ class GroupSpec:
     matrix: np.ndarray = None      # soft bodies: the object's world matrix at the first frame (4, 4)
     particle_system: object = None  # the ParticleSettings a group was emitted by (its effector weights)
     notes: list = field(default_factory=list)  # what is left out or approximated, in words
+    birth_times: np.ndarray = None  # particles born over time: (n,) s after the first frame (add_particles)
+    lifetimes: np.ndarray = None    # (n,) s, or None: for ever
+    shown: tuple = None            # (birth, death) frames (n,) each between which a particle is drawn, or None
+    matrices: list = None          # a soft body that moves: its world matrix (a Matrix) at each frame of the range
 
     @property
     def count(self):
@@ -90,9 +100,10 @@ def _from_vertices(obj, depsgraph, notes):
         co = np.empty(3 * n, dtype=np.float32)
         mesh.vertices.foreach_get("co", co)
         velocities = _velocities(obj, mesh.attributes, n, evaluated.matrix_world, notes)
+        pinned = pinned_vertices(obj, mesh.vertices)
     finally:
         evaluated.to_mesh_clear()
-    return _world(co.reshape(n, 3).astype(np.float64), evaluated.matrix_world), velocities
+    return _world(co.reshape(n, 3).astype(np.float64), evaluated.matrix_world), velocities, pinned
 
 
 def _from_point_cloud(obj, depsgraph, notes):
@@ -126,36 +137,78 @@ def particle_system_of(obj):
     return psys
 
 
-def _emitted(obj, psys, scene, frame):
-    """Positions, velocities and sizes of every particle the system emits, as emitted (its distribution, Normal,
-    Object Align, Random and object velocity), all born at ``frame``.
+@dataclass
+class Emission:
+    """Every particle a particle system emits over the simulated frames, as Blender emits it."""
+    positions: np.ndarray   # (n, 3) world space, where each is born
+    velocities: np.ndarray  # (n, 3) how fast
+    sizes: np.ndarray       # (n,)
+    births: np.ndarray      # (n,) frames (fractional)
+    lifetimes: np.ndarray   # (n,) frames
+    left_out: int           # born after the last frame, or dead before the first
 
-    A copy of the object and its particle settings emits them all at that frame, so the user's own particle
-    system, its cache and its timing are not touched; the copies are removed afterwards."""
+
+def _emitted(obj, psys, scene, first, last):
+    """The particles the system emits up to frame ``last`` that are still alive at ``first``: where and how fast
+    each is born (its distribution, Normal, Object Align, Random and object velocity, on the emitter where it is
+    at the birth's subframe), its size, birth frame and lifetime.
+
+    A copy of the object and its particle settings, with every force on its particles off, plays the emission
+    frame by frame (Blender simulates particles only frame after frame), so the user's own particle system, its
+    cache and its settings are not touched; the copies are removed afterwards. Each particle is read at the
+    first frame on or after its birth: free of forces, it has moved in a straight line since (until it died, at
+    the end of its lifetime), by its velocity times the system's timestep per frame, which is taken off."""
     index = list(obj.particle_systems).index(psys)
     copy = obj.copy()
     settings = psys.settings.copy()
+    nothing = bpy.data.collections.new("Quadric no colliders")
+    current = scene.frame_current
     try:
         scene.collection.objects.link(copy)
         copy.particle_systems[index].settings = settings
-        settings.frame_start = settings.frame_end = float(frame)
-        settings.lifetime = LIFETIME
-        settings.lifetime_random = 0.0
-        depsgraph = bpy.context.evaluated_depsgraph_get()
-        depsgraph.update()
-        particles = copy.evaluated_get(depsgraph).particle_systems[index].particles
-        n = len(particles)
-        location = np.empty(3 * n, dtype=np.float32)
-        velocity = np.empty(3 * n, dtype=np.float32)
-        size = np.empty(n, dtype=np.float32)
-        particles.foreach_get("location", location)
-        particles.foreach_get("velocity", velocity)
-        particles.foreach_get("size", size)
+        settings.physics_type = 'NEWTON'
+        settings.effector_weights.all = 0.0
+        settings.effector_weights.gravity = 0.0
+        settings.drag_factor = settings.brownian_factor = settings.damping = 0.0
+        settings.collision_collection = nothing
+        cache = copy.particle_systems[index].point_cache
+        begin = max(int(cache.frame_start), min(first, math.floor(settings.frame_start)))
+        end = min(last, math.ceil(settings.frame_end))
+        per_frame = float(settings.timestep)
+        births = lives = sizes = positions = velocities = None
+        read = None
+        for frame in range(begin, max(begin, end) + 1):
+            scene.frame_set(frame)
+            particles = copy.evaluated_get(bpy.context.evaluated_depsgraph_get()).particle_systems[index].particles
+            if births is None:
+                n = len(particles)
+                births, lives, sizes = (np.empty(n, dtype=np.float32) for _ in range(3))
+                particles.foreach_get("birth_time", births)
+                particles.foreach_get("lifetime", lives)
+                particles.foreach_get("size", sizes)
+                positions, velocities = np.zeros((n, 3)), np.zeros((n, 3))
+                read = np.zeros(n, dtype=bool)
+            due = ~read & (births <= frame)
+            if not due.any():
+                continue
+            location, velocity = np.empty(3 * n, dtype=np.float32), np.empty(3 * n, dtype=np.float32)
+            particles.foreach_get("location", location)
+            particles.foreach_get("velocity", velocity)
+            moved = np.minimum(frame - births[due].astype(np.float64), lives[due]) * per_frame
+            velocities[due] = velocity.reshape(n, 3)[due]
+            positions[due] = location.reshape(n, 3)[due] - velocities[due] * moved[:, None]
+            read |= due
     finally:
         bpy.data.objects.remove(copy)
         bpy.data.particles.remove(settings)
-    return (location.reshape(n, 3).astype(np.float64), velocity.reshape(n, 3).astype(np.float64),
-            size.astype(np.float64))
+        bpy.data.collections.remove(nothing)
+        if scene.frame_current != current:
+            scene.frame_set(current)
+    if births is None:
+        return Emission(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), np.zeros(0), np.zeros(0), 0)
+    kept = read & (births.astype(np.float64) + lives > first)
+    return Emission(positions[kept], velocities[kept], sizes[kept].astype(np.float64),
+                    births[kept].astype(np.float64), lives[kept].astype(np.float64), int(len(births) - kept.sum()))
 
 
 def _particle_system_notes(settings):
@@ -178,7 +231,10 @@ def _particle_system_notes(settings):
     return notes
 
 
-def _from_particle_system(obj, scene, frame, notes):
+def _from_particle_system(obj, scene, first, last, fps, notes):
+    """A particle system's group: its particles as emitted (_emitted), with their birth times (None where all are
+    there from the first frame) and lifetimes in s after the first frame, and the frames between which each is
+    drawn (Blender's Unborn and Dead display settings)."""
     psys = particle_system_of(obj)
     settings = psys.settings
     if settings.type != 'EMITTER':
@@ -187,13 +243,25 @@ def _from_particle_system(obj, scene, frame, notes):
     if settings.count < 1:
         raise GroupError(f"'{obj.name}': particle system '{psys.name}' emits no particles (count 0)")
     notes.extend(_particle_system_notes(settings))
-    positions, velocities, sizes = _emitted(obj, psys, scene, frame)
-    if not len(positions):
-        raise GroupError(f"'{obj.name}': particle system '{psys.name}' emitted no particles (is its emitter "
-                         "empty?)")
+    emitted = _emitted(obj, psys, scene, first, last)
+    if not len(emitted.positions):
+        raise GroupError(f"'{obj.name}': particle system '{psys.name}' emits no particles from frame {first} to "
+                         f"{last} (are its emission frames outside them, or its emitter empty?)")
+    if emitted.left_out:
+        notes.append(f"{emitted.left_out} of its particles are born after the last frame or die before the first; "
+                     "they are left out")
+    early = emitted.births < first
+    if early.any():
+        notes.append(f"{int(early.sum())} of its particles are born before the first frame; they start at it, where "
+                     "they were born")
+    births = np.maximum(emitted.births, first)
+    deaths = emitted.births + emitted.lifetimes
     mass = float(settings.mass)
-    masses = mass * sizes if settings.use_multiply_size_mass else mass
-    return positions, velocities, sizes, masses, settings
+    masses = mass * emitted.sizes if settings.use_multiply_size_mass else mass
+    shown = (np.full_like(births, -np.inf) if settings.show_unborn else births,
+             np.full_like(deaths, np.inf) if settings.use_dead else deaths)
+    return (emitted.positions, emitted.velocities, emitted.sizes, masses, settings,
+            (births - first) / fps if np.any(births > first) else None, (deaths - births) / fps, shown)
 
 
 def read_group(obj, depsgraph, scene, frame):
@@ -204,14 +272,17 @@ def read_group(obj, depsgraph, scene, frame):
     notes = []
     if obj.quadric.role == 'SOFT_BODY':
         return _soft_body(obj, notes)
-    velocities, system, radii = None, None, None
+    velocities, system, radii, births, lifetimes, shown, pinned = None, None, None, None, None, None, ()
     mass = float(s.mass)
     if s.source == 'VERTICES':
-        positions, velocities = _from_vertices(obj, depsgraph, notes)
+        positions, velocities, pinned = _from_vertices(obj, depsgraph, notes)
     elif s.source == 'POINT_CLOUD':
         positions, velocities, radii = _from_point_cloud(obj, depsgraph, notes)
     else:
-        positions, velocities, radii, mass, system = _from_particle_system(obj, scene, frame, notes)
+        from .convert import scene_fps  # (convert imports this module)
+
+        positions, velocities, radii, mass, system, births, lifetimes, shown = _from_particle_system(
+            obj, scene, frame, frame_range(scene)[1], scene_fps(scene), notes)
     if radii is None:
         radius = float(s.radius)
         radii = np.full(len(positions), radius)
@@ -220,13 +291,13 @@ def read_group(obj, depsgraph, scene, frame):
         if s.source == 'POINT_CLOUD' and np.ptp(radii) > 1e-6 * max(radius, 1e-12):
             notes.append(f"its points keep one collision radius, their mean {radius:.3g} m (each is drawn at its "
                          "own radius)")
-    return GroupSpec(obj.name, 'PARTICLES', positions, velocities, mass, radius, radii, particle_system=system,
-                     notes=notes)
+    return GroupSpec(obj.name, 'PARTICLES', positions, velocities, mass, radius, radii, pinned=pinned,
+                     particle_system=system, notes=notes, birth_times=births, lifetimes=lifetimes, shown=shown)
 
 
-def pinned_vertices(obj):
-    """Indices of the vertices in the object's pin group with weight >= PIN_WEIGHT; GroupError if the group is
-    named but missing."""
+def pinned_vertices(obj, vertices=None):
+    """Indices of the vertices (of its mesh, or ``vertices``: those of its evaluated mesh) in the object's pin group
+    with weight >= PIN_WEIGHT; GroupError if the group is named but missing."""
     name = obj.quadric.particles.pin_group
     if not name:
         return ()
@@ -234,7 +305,7 @@ def pinned_vertices(obj):
     if group is None:
         raise GroupError(f"'{obj.name}': pin_group '{name}' is not one of its vertex groups")
     index = group.index
-    return tuple(v.index for v in obj.data.vertices
+    return tuple(v.index for v in (obj.data.vertices if vertices is None else vertices)
                  for g in v.groups if g.group == index and g.weight >= PIN_WEIGHT)
 
 
@@ -250,13 +321,39 @@ def _soft_body(obj, notes):
     edges = np.empty(2 * m, dtype=np.int64)
     mesh.edges.foreach_get("vertices", edges)
     matrix = np.array(obj.matrix_world, dtype=np.float64)
-    if force_fields.is_animated(obj):
-        notes.append("it is animated; the soft body starts where it is at the first frame and its pinned vertices "
-                     "stay there")
+    pinned = pinned_vertices(obj)
+    if force_fields.is_animated(obj) and not pinned:
+        notes.append("it moves (it or a parent is animated) but has no pinned vertices to carry it: it starts where "
+                     "it is at the first frame and moves on its own")
     s = obj.quadric.particles
     return GroupSpec(obj.name, 'SOFT_BODY', _world(co.reshape(n, 3).astype(np.float64), matrix), None,
                      float(s.total_mass), float(s.radius), np.full(n, float(s.radius)), edges.reshape(m, 2),
-                     pinned_vertices(obj), matrix, notes=notes)
+                     pinned, matrix, notes=notes)
+
+
+def moves(obj):
+    """Whether the object of a soft body, or of particles made from a mesh's vertices with a pin group, moves over
+    the frames (it or a parent is keyed, driven or constrained): the conversion then samples its world matrix at
+    every frame (GroupSpec.matrices), which the pins follow."""
+    s = obj.quadric.particles
+    pins = obj.quadric.role == 'SOFT_BODY' or (s.source == 'VERTICES' and bool(s.pin_group))
+    return pins and force_fields.is_animated(obj)
+
+
+def pin_track(spec, fps):
+    """(times, poses) for Scene.set_pin_track: the rigid motion of a moving soft body's or particle group's object,
+    which its pinned vertices follow, a pose per frame (times in s after the first); None if it has no pins or does not move. A
+    scale that changes is noted: pins follow the motion, not the change of size."""
+    if spec.matrices is None or not len(spec.pinned):
+        return None
+    locations, turns, scales = rigid_track(spec.matrices)
+    if np.allclose(locations, locations[0], rtol=0.0, atol=1e-9) and np.allclose(turns, turns[0], rtol=0.0,
+                                                                                  atol=1e-9):
+        return None
+    if np.abs(scales - scales[0]).max() > 1e-6 * np.abs(scales[0]).max():
+        spec.notes.append("its scale changes over the frames; its pinned vertices follow its motion at its scale "
+                          "of the first frame")
+    return np.arange(len(locations)) / fps, np.concatenate([locations, turns], axis=1)
 
 
 def step_limit(spec, stiffness, damping, bending):
@@ -282,10 +379,10 @@ def step_limit(spec, stiffness, damping, bending):
     return -ratio + math.sqrt(ratio * ratio + 4.0 / bound)
 
 
-def add_groups(solver, out, specs, materials, gravity):
+def add_groups(solver, out, specs, materials, gravity, fps):
     """Add the groups to the solver Scene ``out`` (in order: group k is specs[k]). ``materials`` gives each
     group's solver.Material. A particle system's gravity weight becomes a force of (weight - 1) m g per
-    particle, so that its particles fall as Blender's would."""
+    particle, so that its particles fall as Blender's would; a moving soft body's pins follow it (pin_track)."""
     for spec, material in zip(specs, materials):
         obj = bpy.data.objects[spec.object_name]
         s = obj.quadric.particles
@@ -295,8 +392,12 @@ def add_groups(solver, out, specs, materials, gravity):
                                     material=material, name=spec.object_name, radius=spec.radius)
         else:
             g = out.add_particles(spec.positions, velocities=spec.velocities, mass=spec.mass, radius=spec.radius,
-                                  material=material, name=spec.object_name,
-                                  particle_collisions=bool(s.particle_collisions))
+                                  material=material, name=spec.object_name, pinned=spec.pinned,
+                                  particle_collisions=bool(s.particle_collisions), birth_times=spec.birth_times,
+                                  lifetimes=spec.lifetimes)
+        track = pin_track(spec, fps)
+        if track is not None:
+            out.set_pin_track(g, *track)
         weight = float(spec.particle_system.effector_weights.gravity) if spec.particle_system else 1.0
         g_norm = float(np.linalg.norm(gravity))
         if weight != 1.0 and g_norm > 0.0 and np.ndim(spec.mass) == 0:  # else noted by _particle_system_notes

@@ -128,8 +128,9 @@ class QUADRIC_OT_make_soft_body(bpy.types.Operator):
                                        "typical 0 to a tenth of the stiffness")
     radius: FloatProperty(name="Radius", default=0.01, min=0.0, soft_max=0.5, unit='LENGTH', precision=4,
                           description="Distance the vertices keep from colliders in m; typical 0 to 0.02")
-    pin_group: StringProperty(name="Pin Group", description="Vertex group of the vertices held in place (weight "
-                                                            "0.5 or more); empty: none")
+    pin_group: StringProperty(name="Pin Group", description="Vertex group of the vertices held in place, or carried "
+                                                            "along where the object moves (weight 0.5 or more); "
+                                                            "empty: none")
 
     @classmethod
     def poll(cls, context):

@@ -44,7 +44,8 @@ def _solver_check(spec, obj):
                               s.stiffness, s.damping, s.bending, spec.pinned, None, spec.radius)
         else:
             check_particles(f"particles '{spec.object_name}'", spec.positions, spec.velocities, spec.mass,
-                            spec.radius, (), bool(s.particle_collisions))
+                            spec.radius, spec.pinned, bool(s.particle_collisions), spec.birth_times,
+                            spec.lifetimes)
     except FieldError as exc:
         return str(exc)
     return ""

@@ -9,8 +9,8 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProp
 SOURCE_ITEMS = [
     ('VERTICES', "Mesh Vertices", "One particle at each vertex of the mesh, modifiers applied"),
     ('PARTICLE_SYSTEM', "Particle System", "The particles a Blender particle system emits: its count, emitter "
-                                           "distribution, start velocity, size and mass; all start at the first "
-                                           "simulated frame"),
+                                           "distribution, start velocity, size and mass, each born at its birth "
+                                           "frame and gone after its lifetime"),
     ('POINT_CLOUD', "Point Cloud", "One particle at each point of a point cloud, with its radius"),
 ]
 
@@ -53,7 +53,8 @@ class QuadricParticleSettings(bpy.types.PropertyGroup):
                                        "tenth of the stiffness (felt)")
     pin_group: StringProperty(name="Pin Group",
                               description="Vertex group of the vertices that stay where they are at the first frame "
-                                          "(weight 0.5 or more); empty: none")
+                                          "(weight 0.5 or more), or move with the object where it is animated or "
+                                          "parented to something that moves; empty: none")
     # Bake bookkeeping
     cache_path: StringProperty(name="Point Cache",
                                description="The baked point cache (PC2) this group plays, as Blender stores it "

@@ -13,11 +13,13 @@ def draw_settings(col, obj):
         col.prop(s, "source")
         if s.source == 'PARTICLE_SYSTEM':
             col.prop_search(s, "particle_system", obj, "particle_systems")
-            col.label(text="Count, velocity, size and mass from the particle system", icon='INFO')
+            col.label(text="Count, velocity, size, mass, births and lifetimes from the particle system", icon='INFO')
         else:
             col.prop(s, "mass")
             col.prop(s, "radius")
             col.prop(s, "initial_velocity")
+        if s.source == 'VERTICES':
+            col.prop_search(s, "pin_group", obj, "vertex_groups")
         col.prop(s, "particle_collisions")
     else:
         col.prop(s, "total_mass")

@@ -5,6 +5,7 @@ from numba import njit, prange
 from .collision.narrowphase import shape_matrix
 from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, norm3, quat_mul, quat_to_matrix, world_inverse_inertia, ZERO
 from .model import DYNAMIC, KINEMATIC
+from .tracks import track_pose
 
 
 @njit(**JIT_PARALLEL)
@@ -41,53 +42,6 @@ def _body_frames_range(model, state, ws, margin, h, start, end):
 
 
 @njit(**JIT)
-def _track_pose(model, body, t, out):
-    """Pose (x, y, z, qw, qx, qy, qz) of a kinematic track at time t: linear and slerp, held at the ends."""
-    start = model.track_offsets[body]
-    stop = model.track_offsets[body + 1]
-    times = model.track_times
-    poses = model.track_poses
-    if t <= times[start]:
-        out[:] = poses[start]
-        return
-    if t >= times[stop - 1]:
-        out[:] = poses[stop - 1]
-        return
-    lo = start
-    hi = stop - 1
-    while hi - lo > 1:
-        mid = (lo + hi) >> 1
-        if times[mid] <= t:
-            lo = mid
-        else:
-            hi = mid
-    s = (t - times[lo]) / (times[hi] - times[lo])
-    for k in range(3):
-        out[k] = (1.0 - s) * poses[lo, k] + s * poses[hi, k]
-    q0 = poses[lo, 3:]
-    q1 = poses[hi, 3:]
-    dot = q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3]
-    sign = 1.0
-    if dot < 0.0:
-        sign = -1.0
-        dot = -dot
-    if dot > 0.9995:
-        w0 = 1.0 - s
-        w1 = s * sign
-    else:
-        angle = np.arccos(min(dot, 1.0))
-        w0 = np.sin((1.0 - s) * angle) / np.sin(angle)
-        w1 = sign * np.sin(s * angle) / np.sin(angle)
-    norm = 0.0
-    for k in range(4):
-        out[3 + k] = w0 * q0[k] + w1 * q1[k]
-        norm += out[3 + k] ** 2
-    norm = np.sqrt(norm)
-    for k in range(4):
-        out[3 + k] /= norm
-
-
-@njit(**JIT)
 def predict_velocities(model, state, h, linear_damping, angular_damping, start_linear, start_angular):
     """Gravity and damping for dynamic bodies; pose and velocity from the track for kinematic ones.
 
@@ -111,8 +65,8 @@ def predict_velocities(model, state, h, linear_damping, angular_damping, start_l
                 state.linear_velocity[i, k] = state.linear_velocity[i, k] * linear_factor + h * g[k]
                 state.angular_velocity[i, k] *= angular_factor
         elif kind == KINEMATIC and model.track_offsets[i + 1] > model.track_offsets[i]:
-            _track_pose(model, i, t, now)
-            _track_pose(model, i, t + h, nxt)
+            track_pose(model.track_offsets, model.track_times, model.track_poses, i, t, now)
+            track_pose(model.track_offsets, model.track_times, model.track_poses, i, t + h, nxt)
             for k in range(3):
                 state.position[i, k] = now[k]
                 state.linear_velocity[i, k] = (nxt[k] - now[k]) / h

@@ -192,16 +192,7 @@ class Scene:
         owner = self.body_label(body)
         if not self.bodies[body]["kinematic"]:
             raise FieldError(owner, "track", "needs a body added with kinematic=True")
-        times = array(owner, "track.times", times, (None,), "a list of times")
-        if times.size < 1:
-            raise FieldError(owner, "track.times", "must hold at least one time, got none")
-        poses = array(owner, "track.poses", poses, (times.size, 7), f"{times.size} poses (x, y, z, w, qx, qy, qz)")
-        if np.any(np.diff(times) <= 0):
-            raise FieldError(owner, "track.times", "must be strictly increasing")
-        norms = np.linalg.norm(poses[:, 3:], axis=1)
-        if np.any(np.abs(norms - 1.0) > 1e-5):
-            raise FieldError(owner, "track.poses", "orientations must be unit quaternions")
-        self.bodies[body]["track"] = dict(times=times.tolist(), poses=poses.tolist())
+        self.bodies[body]["track"] = _checked_track(owner, times, poses)
 
     # --------------------------------------------------------------- colliders
     def add_plane(self, point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), material=None, name=None) -> int:
@@ -295,21 +286,28 @@ class Scene:
 
     # --------------------------------------------------------------- particles
     def add_particles(self, positions, velocities=None, mass=1.0, radius=0.0, material=None, pinned=(),
-                      name=None, particle_collisions=False) -> int:
+                      name=None, particle_collisions=False, birth_times=None, lifetimes=None) -> int:
         """Add a group of point particles and return its group index (shared with add_mass_spring).
 
         positions, velocities: (n, 3) in m and m/s (velocities default to rest); mass: kg per particle, one
         number for all or n numbers; radius: the distance they keep from colliders (0: points); pinned:
-        particle indices (negative ones count from the end) that keep their positions. Gravity acts on every
-        particle; other forces through add_force. They collide with planes, box containers and tubes, and
-        with ``particle_collisions`` (and radius > 0) with each other and with the particles of other such
-        groups.
+        particle indices (negative ones count from the end) that keep their positions, or follow the group's
+        set_pin_track. Gravity acts on every particle; other forces through add_force. They collide with
+        planes, box containers and tubes, and with ``particle_collisions`` (and radius > 0) with each other
+        and with the particles of other such groups.
+
+        birth_times: n times in s (>= 0) at which the particles are emitted: before it a particle is not there
+        (it does not move, collide or feel forces; its state holds where and how fast it is born), from it on
+        it starts at its position and velocity. lifetimes: one time or n times in s (> 0, inf: for ever) after
+        its birth at which a particle dies: it stops where it is and takes no further part. None: all are there
+        from the start, for ever. Pinned particles cannot have either.
         """
         from .particles.groups import check_particles, group_label
 
         index = len(self.particles)
         owner = group_label("particles", index, name_or_none(f"particles (group {index})", "name", name))
-        values = check_particles(owner, positions, velocities, mass, radius, pinned, particle_collisions)
+        values = check_particles(owner, positions, velocities, mass, radius, pinned, particle_collisions,
+                                 birth_times, lifetimes)
         self.particles.append(dict(kind="particles", name=name, **values,
                                    material=self._material_index(owner, material)))
         return index
@@ -335,6 +333,20 @@ class Scene:
         self.particles.append(dict(kind="mass_spring", name=name, **values,
                                    material=self._material_index(owner, material)))
         return index
+
+    def set_pin_track(self, group: int, times, poses) -> None:
+        """Move the pinned particles of a particle group or mass-spring body rigidly along a track, as a kinematic
+        body moves: ``poses[k]`` = (x, y, z, w, qx, qy, qz) at ``times[k]``, interpolated as set_kinematic_track's.
+
+        The pinned particles keep their places in the track's frame: where they were added is where they are at
+        the first pose. Before the first time and after the last they hold the end poses. Their velocity, which
+        the springs' damping and the implicit integrator see, is the track's over each step.
+        """
+        group = integer("set_pin_track", "group", group, 0, len(self.particles) - 1, "a group index")
+        owner = self.group_label(group)
+        if not self.particles[group]["pinned"]:
+            raise FieldError(owner, "track", "needs pinned particles to move; the group has none")
+        self.particles[group]["track"] = _checked_track(owner, times, poses)
 
     def add_force(self, force) -> int:
         """Add a force object (solver.Drag, Springs, Wind, Vortex, Turbulence, Attractor) and return its index.
@@ -440,9 +452,9 @@ _ADD = dict(planes="add_plane", boxes="add_box_container", tubes="add_tube", mes
 # particle groups by their "kind": (required, optional) keys and the add_* method
 _GROUP_KEYS = {
     "particles": (("positions",), ("name", "velocities", "mass", "radius", "material", "pinned",
-                                   "particle_collisions")),
+                                   "particle_collisions", "birth_times", "lifetimes", "track")),
     "mass_spring": (("vertices", "edges", "mass", "stiffness", "damping"),
-                    ("name", "bending", "pinned", "material", "velocities", "radius")),
+                    ("name", "bending", "pinned", "material", "velocities", "radius", "track")),
 }
 _ADD_GROUP = dict(particles="add_particles", mass_spring="add_mass_spring")
 _FILE_LISTS = ("materials", *_FILE_KEYS, "particles", "forces")  # the optional keys at the top level
@@ -460,10 +472,14 @@ def _particles_from_file(source, top: dict, scene: Scene, materials: list) -> No
                                                              f"got {describe(kind)}")
         item = file_object(source, path, raw, ("kind", *_GROUP_KEYS[kind][0]), _GROUP_KEYS[kind][1])
         del item["kind"]
+        track = item.pop("track", None)
         if "material" in item:
             item["material"] = _file_material(source, path, item["material"], materials)
         with at(source, path):
-            getattr(scene, _ADD_GROUP[kind])(**item)
+            group = getattr(scene, _ADD_GROUP[kind])(**item)
+            if track is not None:
+                track = file_object(source, join(path, "track"), track, ("times", "poses"))
+                scene.set_pin_track(group, track["times"], track["poses"])
     for k, raw in enumerate(file_list(source, "forces", top.get("forces", []))):
         path = f"forces[{k}]"
         kind = file_object(source, path, raw, ("type",), raw.keys() if isinstance(raw, dict) else ())["type"]
@@ -473,6 +489,20 @@ def _particles_from_file(source, top: dict, scene: Scene, materials: list) -> No
         item = file_object(source, path, raw, *file_keys(kind))
         with at(source, path):
             scene.add_force(force_from_dict(item))
+
+
+def _checked_track(owner: str, times, poses) -> dict:
+    """A kinematic track's times and poses (x, y, z, w, qx, qy, qz), checked, as plain lists."""
+    times = array(owner, "track.times", times, (None,), "a list of times")
+    if times.size < 1:
+        raise FieldError(owner, "track.times", "must hold at least one time, got none")
+    poses = array(owner, "track.poses", poses, (times.size, 7), f"{times.size} poses (x, y, z, w, qx, qy, qz)")
+    if np.any(np.diff(times) <= 0):
+        raise FieldError(owner, "track.times", "must be strictly increasing")
+    norms = np.linalg.norm(poses[:, 3:], axis=1)
+    if np.any(np.abs(norms - 1.0) > 1e-5):
+        raise FieldError(owner, "track.poses", "orientations must be unit quaternions")
+    return dict(times=times.tolist(), poses=poses.tolist())
 
 
 def _shape_fields(shape: Shape) -> dict:

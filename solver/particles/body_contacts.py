@@ -208,7 +208,7 @@ def collide_particles_with_bodies(model, particle_model, state, bodies, shapes, 
     mask = start.shape[0] - 2
     size = 3 * particle_model.n_particles
     y, y0 = state.y, state.work_start
-    inv_mass = particle_model.inv_mass
+    inv_mass = state.inv_mass
     friction, restitution = model.material_friction, model.material_restitution
     contacts = 0
     for i in range(particle_model.n_particles):

@@ -71,7 +71,7 @@ def collide_particles(model, particle_model, state, h, restitution_threshold):
     """
     size = 3 * particle_model.n_particles
     y, y0 = state.y, state.work_start
-    inv_mass = particle_model.inv_mass
+    inv_mass = state.inv_mass
     group_start = particle_model.group_start
     kinds, points, normals = model.static_kind, model.static_point, model.static_normal
     axes_u, axes_v, sizes = model.static_u, model.static_v, model.static_size

@@ -54,8 +54,23 @@ def index_pairs(owner: str, field: str, value, n, what: str, holder: str = "ther
     return pairs
 
 
-def check_particles(owner: str, positions, velocities, mass, radius, pinned, particle_collisions) -> dict:
-    """The checked arguments of Scene.add_particles as plain values (lists and floats)."""
+def _times(owner: str, field: str, value, n: int, positive: bool) -> list | float:
+    """n times in s, >= 0 (> 0 if ``positive``), or one for all where a single number is allowed (positive)."""
+    if positive and np.ndim(value) == 0:
+        return number(owner, field, value, positive=True)
+    times = array(owner, field, value, (n,), f"{'one number or ' if positive else ''}{n} times in s (one per particle)")
+    bad = np.flatnonzero(~(times > 0.0) if positive else times < 0.0)
+    if bad.size:
+        k = int(bad[0])
+        raise FieldError(owner, field, f"must be {'positive' if positive else '>= 0'}, got {field}[{k}] = "
+                                       f"{times[k]:g}")
+    return times.tolist()
+
+
+def check_particles(owner: str, positions, velocities, mass, radius, pinned, particle_collisions, birth_times=None,
+                    lifetimes=None) -> dict:
+    """The checked arguments of Scene.add_particles as plain values (lists and floats); birth_times and lifetimes
+    only where given, so that groups without them keep their file content."""
     points = _points(owner, "positions", positions)
     n = points.shape[0]
     speeds = np.zeros((n, 3)) if velocities is None else _points(owner, "velocities", velocities, n)
@@ -64,9 +79,17 @@ def check_particles(owner: str, positions, velocities, mass, radius, pinned, par
     collide = flag(owner, "particle_collisions", particle_collisions)
     if collide and radius == 0.0:
         raise FieldError(owner, "particle_collisions", "needs a radius > 0 (points never touch)")
-    return dict(positions=points.tolist(), velocities=None if velocities is None else speeds.tolist(),
-                mass=masses if isinstance(masses, float) else masses.tolist(), radius=radius,
-                pinned=_indices(owner, "pinned", pinned, n), particle_collisions=collide)
+    values = dict(positions=points.tolist(), velocities=None if velocities is None else speeds.tolist(),
+                  mass=masses if isinstance(masses, float) else masses.tolist(), radius=radius,
+                  pinned=_indices(owner, "pinned", pinned, n), particle_collisions=collide)
+    for field, value, positive in (("birth_times", birth_times, False), ("lifetimes", lifetimes, True)):
+        if value is None:
+            continue
+        if values["pinned"]:
+            raise FieldError(owner, field, "cannot be given for a group with pinned particles (a pinned particle "
+                                           "is there from the start)")
+        values[field] = _times(owner, field, value, n, positive)
+    return values
 
 
 def check_mass_spring(owner: str, vertices, edges, mass, stiffness, damping, bending, pinned, velocities,

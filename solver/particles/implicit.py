@@ -7,8 +7,9 @@ One Newton step of v1 = v0 + h M^-1 f(x0 + h v1, v1), linearised at (x0, v0):
 The Jacobians are those of the springs (behaviour.py: -ks J^T J and -kd J^T J) and of the drag (-c I); the
 fields' slow position dependence is left explicit. The matrix is then symmetric positive definite, and
 conjugate gradients with a Jacobi preconditioner solve it without forming it, spring by spring. Pinned
-particles are filtered out (their rows and columns are the identity and their right-hand side zero), so dv
-is zero there. The step is stable for springs of any stiffness; it damps what it cannot resolve.
+particles, and those not there (unborn or dead), are filtered out (their rows and columns are the identity and
+their right-hand side zero), so dv is zero there; a pin's velocity along its track enters through df/dx v0.
+The step is stable for springs of any stiffness; it damps what it cannot resolve.
 """
 import numpy as np
 from numba import njit
@@ -23,7 +24,7 @@ from .system import forces, get_state, set_state
 def _apply_matrix(model, state, h, u, out):
     """out = (M - h df/dv - h^2 df/dx) u, with the pinned particles' rows and columns the identity."""
     n = model.n_particles
-    mass, drag, inv_mass = model.mass, model.particle_drag, model.inv_mass
+    mass, drag, inv_mass = model.mass, model.particle_drag, state.inv_mass
     for i in range(n):
         diagonal = mass[i] + h * drag[i]
         for k in range(3):
@@ -51,7 +52,7 @@ def implicit_euler(model, state, t, h):
     size = 3 * n
     y0, y, force = state.work_start, state.work_y, state.work_force
     dv, r, p, z, q, diagonal = state.work_dv, state.work_r, state.work_p, state.work_z, state.work_q, state.work_diag
-    inv_mass = model.inv_mass
+    inv_mass = state.inv_mass
     get_state(state, y0)
     forces(model, state, y0, t, force)  # f0, and the spring gradients at x0
     # right-hand side h f0 + h^2 df/dx v0 (df/dx v0 = -sum ks J^T J v0), in r: the residual of dv = 0

@@ -112,7 +112,7 @@ def collide_particles_with_meshes(model, particle_model, state, shapes, meshes, 
     """
     size = 3 * particle_model.n_particles
     y, y0 = state.y, state.work_start
-    inv_mass, group_start = particle_model.inv_mass, particle_model.group_start
+    inv_mass, group_start = state.inv_mass, particle_model.group_start
     friction, restitution = model.material_friction, model.material_restitution
     static_material, first_static = model.static_material, meshes.first_static
     hull_vertices = shapes.hull_vertices

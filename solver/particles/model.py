@@ -7,6 +7,10 @@ particle system's state in Witkin and Baraff's sense (system.py).
 
 Springs of every kind are rows of one table, computed by one behaviour function (behaviour.py): the Springs
 force objects, the edges of mass-spring bodies, and their bending springs across second neighbours.
+
+A particle is movable while its inverse mass in the state is above zero: the model's (zero for pinned particles),
+also zero while it is unborn or dead (births.py). Pinned particles of a group with a pin track follow it (pins.py).
+Every scene has the same fields, empty where it has no tracks or births, so that they compile nothing new.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import rotations
 from .fields import ATTRACTOR, FIELD_WIDTH, TURBULENCE, VORTEX, WIND
 from .groups import lumped_masses, second_neighbours
 from .integrators import INTEGRATORS
@@ -36,7 +41,7 @@ class ParticleModel(NamedTuple):
     group_radius: np.ndarray        # (G,) distance kept from colliders
     group_material: np.ndarray      # (G,) int64 scene material
     mass: np.ndarray                # (n,)
-    inv_mass: np.ndarray            # (n,) zero for pinned particles
+    inv_mass: np.ndarray            # (n,) zero for pinned particles (the kernels read the state's)
     particle_group: np.ndarray      # (n,) int64
     particle_radius: np.ndarray     # (n,) radius against other particles; 0: no particle contacts
     largest_radius: float           # of particle_radius
@@ -50,6 +55,14 @@ class ParticleModel(NamedTuple):
     spring_damping: np.ndarray      # (S,) N s/m
     cg_tolerance: float
     cg_max_iterations: int
+    birth_time: np.ndarray          # (n,) s: before it a particle is not there (births.py); 0 for most
+    death_time: np.ndarray          # (n,) s: from it on it is gone; inf for most
+    lifecycle: bool                 # some particle is born after the start or dies
+    pin_track_offsets: np.ndarray   # (G+1,) int64 into pin_track_times/poses (tracks.py); empty range: no track
+    pin_track_times: np.ndarray     # (K,)
+    pin_track_poses: np.ndarray     # (K, 7) x, y, z, w, qx, qy, qz
+    tracked_pin: np.ndarray         # (P,) int64 the pinned particles of groups with a track, by group
+    tracked_pin_local: np.ndarray   # (P, 3) their places in their track's frame
 
 
 class ParticleState(NamedTuple):
@@ -58,6 +71,7 @@ class ParticleState(NamedTuple):
     time: np.ndarray                # (1,) seconds
     diverged: np.ndarray            # (2,) int64: group and particle that became non-finite (-1: none)
     counters: np.ndarray            # (3,) int64, slots CONTACTS, CG_ITERATIONS and PAIRS
+    inv_mass: np.ndarray            # (n,) the model's, zero while a particle is unborn or dead: what kernels read
     work_start: np.ndarray          # (6n,) the state at the start of the substep
     work_y: np.ndarray              # (6n,) trial states of the integrators
     work_k1: np.ndarray             # (6n,) derivatives
@@ -96,6 +110,9 @@ def build_particles(scene, integrator: str = "symplectic_euler"):
     particle_group = np.zeros(n, dtype=np.int64)
     particle_radius = np.zeros(n)
     springs = []  # (index (m, 2), rest (m,), stiffness (m,), damping (m,))
+    birth, death = np.zeros(n), np.full(n, np.inf)
+    track_offsets = np.zeros(groups + 1, dtype=np.int64)
+    track_times, track_poses, tracked, local = [], [], [], []
     for g, spec in enumerate(specs):
         s, e = group_start[g], group_start[g + 1]
         points = np.array(spec["positions"] if spec["kind"] == "particles" else spec["vertices"], dtype=np.float64)
@@ -123,6 +140,19 @@ def build_particles(scene, integrator: str = "symplectic_euler"):
         pinned = s + np.asarray(spec["pinned"], dtype=np.int64)
         inv_mass[pinned] = 0.0
         velocity[pinned] = 0.0
+        if spec.get("birth_times") is not None:
+            birth[s:e] = spec["birth_times"]
+        if spec.get("lifetimes") is not None:
+            death[s:e] = birth[s:e] + np.asarray(spec["lifetimes"], dtype=np.float64)
+        track = spec.get("track")
+        if track:
+            first = np.asarray(track["poses"][0], dtype=np.float64)
+            tracked.append(pinned)
+            # where they were added is where they are at the first pose: x = p + R(q) local
+            local.append((position[pinned] - first[:3]) @ rotations.to_matrix(first[3:]))
+            track_times.extend(track["times"])
+            track_poses.extend(track["poses"])
+        track_offsets[g + 1] = len(track_times)
 
     drag = np.zeros(n)
     kinds, params, acts_on = [], [], []
@@ -161,12 +191,18 @@ def build_particles(scene, integrator: str = "symplectic_euler"):
         spring_param=(np.concatenate([r[1] for r in springs]) if springs else np.zeros(0)).reshape(n_springs, 1),
         spring_stiffness=np.concatenate([r[2] for r in springs]) if springs else np.zeros(0),
         spring_damping=np.concatenate([r[3] for r in springs]) if springs else np.zeros(0),
-        cg_tolerance=CG_TOLERANCE, cg_max_iterations=CG_MAX_ITERATIONS)
+        cg_tolerance=CG_TOLERANCE, cg_max_iterations=CG_MAX_ITERATIONS,
+        birth_time=birth, death_time=death, lifecycle=bool(np.any(birth > 0.0) or np.any(np.isfinite(death))),
+        pin_track_offsets=track_offsets, pin_track_times=np.array(track_times, dtype=np.float64).reshape(-1),
+        pin_track_poses=np.array(track_poses, dtype=np.float64).reshape(-1, 7),
+        tracked_pin=np.concatenate(tracked).astype(np.int64) if tracked else np.zeros(0, dtype=np.int64),
+        tracked_pin_local=np.ascontiguousarray(np.concatenate(local)).reshape(-1, 3) if local else np.zeros((0, 3)))
     y = np.concatenate([position.ravel(), velocity.ravel()])
     colliding = int(np.count_nonzero(particle_radius))
     table = 1 << max(4, (2 * colliding - 1).bit_length())  # hash buckets of the particle contacts: >= 2 per particle
     state = ParticleState(
         y=y, time=np.zeros(1), diverged=np.full(2, -1, dtype=np.int64), counters=np.zeros(3, dtype=np.int64),
+        inv_mass=np.where(birth > 0.0, 0.0, inv_mass),
         work_start=np.zeros(6 * n), work_y=np.zeros(6 * n), work_k1=np.zeros(6 * n), work_k2=np.zeros(6 * n),
         work_k3=np.zeros(6 * n), work_k4=np.zeros(6 * n), work_force=np.zeros(3 * n),
         work_value=np.zeros(n_springs), work_grad=np.zeros((n_springs, 2, 3)), work_r=np.zeros(3 * n),

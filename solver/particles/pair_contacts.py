@@ -2,7 +2,8 @@
 
 After the static colliders, the colliding particles are sorted into a hashed grid of cells two largest radii
 wide, so that touching particles lie in neighbouring cells; each pair closer than the sum of its radii is
-pushed apart along the line of centres (shared by inverse mass: a pinned particle does not move) and gets the
+pushed apart along the line of centres (shared by inverse mass: a pinned particle does not move; one not there,
+unborn or dead, is left out of the grid) and gets the
 impulse of the static contacts (restitution above the threshold, combined by maximum; Coulomb friction,
 combined by geometric mean, which also moves the step back as against the colliders). The pairs are resolved
 one at a time in sweeps (Gauss-Seidel); the substep runs PAIR_SWEEPS of them, each followed by the static
@@ -24,6 +25,14 @@ def _cell_key(x, y, z, cell, mask):
     return ((ix * 73856093) ^ (iy * 19349663) ^ (iz * 83492791)) & mask
 
 
+@njit(**JIT, inline="always")
+def _in_grid(particle_model, state, i):
+    """Whether particle i takes part in the pair contacts: it has a radius and is there (pinned ones are, as
+    obstacles; unborn and dead ones, whose inverse mass only the state makes zero, are not)."""
+    return particle_model.particle_radius[i] > 0.0 and (state.inv_mass[i] != 0.0
+                                                         or particle_model.inv_mass[i] == 0.0)
+
+
 @njit(**JIT)
 def build_particle_grid(particle_model, state):
     """Sort the colliding particles by bucket: bucket b is work_grid_items[work_grid_start[b]:work_grid_start[b + 1]].
@@ -37,14 +46,14 @@ def build_particle_grid(particle_model, state):
     for b in range(start.shape[0]):
         start[b] = 0
     for i in range(radius.shape[0]):
-        if radius[i] > 0.0:
+        if _in_grid(particle_model, state, i):
             start[_cell_key(y[3 * i], y[3 * i + 1], y[3 * i + 2], cell, mask) + 1] += 1
     for b in range(1, start.shape[0]):
         start[b] += start[b - 1]
     for b in range(fill.shape[0]):
         fill[b] = start[b]
     for i in range(radius.shape[0]):
-        if radius[i] > 0.0:
+        if _in_grid(particle_model, state, i):
             key = _cell_key(y[3 * i], y[3 * i + 1], y[3 * i + 2], cell, mask)
             items[fill[key]] = i
             fill[key] += 1
@@ -109,7 +118,7 @@ def sweep_particle_pairs(model, particle_model, state, h, restitution_threshold)
     mask = state.work_grid_fill.shape[0] - 1
     y, y0, start, items = state.y, state.work_start, state.work_grid_start, state.work_grid_items
     size = 3 * particle_model.n_particles
-    radius, inv_mass, group = particle_model.particle_radius, particle_model.inv_mass, particle_model.particle_group
+    radius, inv_mass, group = particle_model.particle_radius, state.inv_mass, particle_model.particle_group
     material = particle_model.group_material
     friction, restitution = model.material_friction, model.material_restitution
     touching = 0

@@ -1,4 +1,5 @@
-"""One particle substep: the chosen integrator over the forces, the collisions with the static colliders, the mesh
+"""One particle substep: the births and deaths due (births.py) and the pins driven along their tracks (pins.py),
+the chosen integrator over the forces, the collisions with the static colliders, the mesh
 colliders and the rigid bodies and between particles, the clock, and the non-finite check. step.py's particles
 phase calls it.
 
@@ -9,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from ..math3d import JIT
+from .births import update_lives
 from .body_contacts import collide_particles_with_bodies
 from .collisions import collide_particles
 from .implicit import implicit_euler
@@ -16,6 +18,7 @@ from .integrators import EULER, MIDPOINT, RK4, SYMPLECTIC_EULER, euler, midpoint
 from .mesh_contacts import collide_particles_with_meshes
 from .model import CONTACTS, PAIRS
 from .pair_contacts import PAIR_SWEEPS, build_particle_grid, sweep_particle_pairs
+from .pins import drive_pins, place_pins
 
 
 @njit(**JIT)
@@ -42,6 +45,11 @@ def particle_substep(model, particle_model, state, h, restitution_threshold, bod
     None where the scene has none.
     """
     t = state.time[0]
+    if particle_model.lifecycle:
+        update_lives(particle_model, state, t)
+    tracked = particle_model.tracked_pin.shape[0] > 0
+    if tracked:
+        drive_pins(particle_model, state, t, h)
     integrator = particle_model.integrator
     if integrator == SYMPLECTIC_EULER:
         symplectic_euler(particle_model, state, t, h)
@@ -53,6 +61,8 @@ def particle_substep(model, particle_model, state, h, restitution_threshold, bod
         rk4(particle_model, state, t, h)
     else:
         implicit_euler(particle_model, state, t, h)
+    if tracked:
+        place_pins(particle_model, state, t + h)
     state.counters[CONTACTS] = collide_with_colliders(model, particle_model, state, h, restitution_threshold, bodies,
                                                       shapes, meshes)
     if particle_model.largest_radius > 0.0:

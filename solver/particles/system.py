@@ -62,16 +62,17 @@ def forces(model, state, y, t, force):
 
 @njit(**JIT)
 def derivative(model, state, y, t, out):
-    """out = dy/dt = [v; f / m] at state y and time t. Pinned particles get zero: they keep their positions."""
+    """out = dy/dt = [v; f / m] at state y and time t. Pinned particles get [v; 0]: they move at their velocity
+    (zero, or their pin track's); particles not there (unborn or dead) get zero: they keep their state."""
     n = model.n_particles
     force = state.work_force
     forces(model, state, y, t, force)
-    inv_mass = model.inv_mass
+    inv_mass = state.inv_mass
     for i in range(n):
         w = inv_mass[i]
         for k in range(3):
             if w == 0.0:
-                out[3 * i + k] = 0.0
+                out[3 * i + k] = y[3 * n + 3 * i + k] if model.inv_mass[i] == 0.0 else 0.0
                 out[3 * n + 3 * i + k] = 0.0
             else:
                 out[3 * i + k] = y[3 * n + 3 * i + k]

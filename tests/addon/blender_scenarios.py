@@ -2037,7 +2037,7 @@ def points_mesh(name, points, velocities=None):
 
 
 def add_emitter(name, location, rotation, count, normal_factor, size, mass):
-    """A 0.5 m plane emitting ``count`` particles from its faces, straight out along its normal."""
+    """A 0.5 m plane emitting ``count`` particles from its faces at frame 1, straight out along its normal."""
     bpy.ops.mesh.primitive_plane_add(size=0.5, location=location, rotation=rotation)
     emitter = bpy.context.object
     emitter.name = name
@@ -2045,6 +2045,7 @@ def add_emitter(name, location, rotation, count, normal_factor, size, mass):
     settings = emitter.particle_systems[0].settings
     settings.count, settings.normal_factor, settings.particle_size, settings.mass = count, normal_factor, size, mass
     settings.factor_random = 0.0
+    settings.frame_start = settings.frame_end = 1.0  # all born at the first frame
     return emitter
 
 
@@ -2536,6 +2537,110 @@ def scenario_particle_contacts(out):
     res["grains_frame_before"] = rec.particles(index)[-2].tolist()
     res["bodies"] = {name: rec.body_poses[-1, k].tolist() for k, name in enumerate(rec.body_names)}
     res["h"] = 1.0 / (conv.fps * scene.quadric.substeps)
+    return res
+
+
+def keyed_cloth(name, columns, rows, location, keys):
+    """A vertical sheet (sheet_mesh) pinned along its top row by the vertex group "Pins", keyed per frame in
+    ``keys`` {frame: (location, rotation_euler)} with linear interpolation, made a soft body."""
+    cloth = sheet_mesh(name, columns, rows, 0.1, location)
+    cloth.vertex_groups.new(name="Pins").add(list(range(columns)), 1.0, 'REPLACE')
+    for frame, (where, turn) in keys.items():
+        cloth.location, cloth.rotation_euler = where, turn
+        cloth.keyframe_insert("location", frame=frame)
+        cloth.keyframe_insert("rotation_euler", frame=frame)
+    for fc in mod("keyframes_compat").fcurves_of(cloth):
+        for kp in fc.keyframe_points:
+            kp.interpolation = 'LINEAR'
+    return cloth
+
+
+def scenario_pinned_cloth_follows(out, blend_path):
+    """A flag keyed to move and turn, and a scarf parented to an empty that moves, both pinned along their top
+    rows, and beads (particles made from a mesh's vertices) hanging from the same empty by two pinned vertices:
+    simulated and baked as Simulate does, then played back; the recorded and the played vertices, and the
+    objects' world matrices and mesh vertices at every frame."""
+    scene = empty_scene()
+    scene.frame_start, scene.frame_end = 1, 24
+    scene.quadric.substeps = 10
+    flag = keyed_cloth("Flag", 4, 3, (0.0, 0.0, 2.0), {1: ((0.0, 0.0, 2.0), (0.0, 0.0, 0.0)),
+                                                         24: ((0.6, 0.3, 2.4), (0.0, 0.0, 0.7))})
+    hand = moving_empty("Hand", (2.0, 0.0, 2.0), (2.5, -0.5, 1.5), 24)
+    scarf = sheet_mesh("Scarf", 3, 3, 0.1, (2.0, 0.0, 2.0))
+    scarf.vertex_groups.new(name="Pins").add([0, 1, 2], 1.0, 'REPLACE')
+    scarf.parent = hand
+    scarf.matrix_parent_inverse = hand.matrix_world.inverted()
+    bpy.context.view_layer.update()
+    for cloth in (flag, scarf):
+        select_only(cloth)
+        bpy.ops.quadric.make_soft_body(total_mass=0.1, stiffness=200.0, damping=0.5, radius=0.0, pin_group="Pins")
+    beads = points_mesh("Beads", [(2.0, 1.0, 2.0), (2.2, 1.0, 2.0), (2.0, 1.0, 1.7), (2.2, 1.0, 1.5)])
+    beads.vertex_groups.new(name="Pins").add([0, 1], 1.0, 'REPLACE')
+    beads.parent = hand
+    beads.matrix_parent_inverse = hand.matrix_world.inverted()
+    select_only(beads)
+    bpy.ops.quadric.add_particles(source='VERTICES', mass=0.01, radius=0.0)
+    beads.quadric.particles.pin_group = "Pins"
+    bpy.ops.wm.save_as_mainfile(filepath=blend_path)
+    ops = mod("operators")
+    res = dict(problems=[(p.severity, p.message) for p in mod("preflight").check(bpy.context)])
+    job = ops.prepare_job(bpy.context)
+    res["job_state"] = job.run_sync()
+    res["finish"] = sorted(ops.finish_job(bpy.context, job))
+    res["warnings"] = job.conv.warnings
+    binding = {b.object_name: b for b in job.conv.groups}
+    for cloth in (flag, scarf, beads):
+        co = np.empty(3 * len(cloth.data.vertices), dtype=np.float32)
+        cloth.data.vertices.foreach_get("co", co)
+        spec = job.conv.scene.particles[binding[cloth.name].index]
+        res[cloth.name] = dict(recorded=job.recording.particles(binding[cloth.name].index).tolist(),
+                               co=co.reshape(-1, 3).tolist(), pinned=spec["pinned"],
+                               track=spec.get("track") is not None, matrices=[], played=[],
+                               modifiers=[m.type for m in cloth.modifiers])
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        for cloth in (flag, scarf, beads):
+            res[cloth.name]["matrices"].append([list(r) for r in cloth.matrix_world])
+        for cloth in (flag, scarf):
+            res[cloth.name]["played"].append(evaluated_vertices(cloth).tolist())
+        res["Beads"]["played"].append(instance_positions(beads.quadric.particles.output_object).tolist())
+    return res
+
+
+def scenario_particle_births(out, blend_path):
+    """A particle system emitting 19 particles from frame 3 to 41, one every 2 frames, each living 12 frames less
+    up to 40 % at random, simulated over frames 1 to 30 and baked; Blender's own birth times and lifetimes, the
+    group the add-on made, the recording, and the instances drawn at every frame."""
+    scene = empty_scene()
+    scene.frame_start, scene.frame_end = 1, 30
+    scene.quadric.substeps = 10
+    emitter = add_emitter("Spout", (0.0, 0.0, 2.0), (0.0, 0.0, 0.0), count=19, normal_factor=1.0, size=0.02,
+                          mass=0.01)
+    settings = emitter.particle_systems[0].settings
+    settings.frame_start, settings.frame_end = 3.0, 41.0
+    settings.lifetime, settings.lifetime_random = 12.0, 0.4
+    select_only(emitter)
+    res = dict(add=sorted(bpy.ops.quadric.add_particles()))
+    bpy.ops.wm.save_as_mainfile(filepath=blend_path)
+    particles = emitter.evaluated_get(bpy.context.evaluated_depsgraph_get()).particle_systems[0].particles
+    res["blender"] = dict(birth=[p.birth_time for p in particles], lifetime=[p.lifetime for p in particles])
+    res["problems"] = [(p.severity, p.message) for p in mod("preflight").check(bpy.context)]
+    ops = mod("operators")
+    job = ops.prepare_job(bpy.context)
+    res["job_state"] = job.run_sync()
+    res["finish"] = sorted(ops.finish_job(bpy.context, job))
+    res["warnings"] = job.conv.warnings
+    index = job.conv.groups[0].index
+    res["group"] = {k: job.conv.scene.particles[index][k] for k in ("positions", "velocities", "birth_times",
+                                                                      "lifetimes")}
+    res["recorded"] = job.recording.particles(index).tolist()
+    res["fps"], res["h"], res["gravity"] = job.conv.fps, job.conv.dt, list(job.conv.scene.gravity)
+    res["emitter_matrix"] = [list(r) for r in emitter.matrix_world]
+    output = emitter.quadric.particles.output_object
+    res["drawn"] = []
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        res["drawn"].append(instance_positions(output).tolist())
     return res
 
 

@@ -420,3 +420,100 @@ def test_grains_rest_on_a_mesh_collider_and_on_static_and_dynamic_bodies(contact
     moved = np.linalg.norm(grains - np.array(contacts["grains_frame_before"]), axis=1)
     assert moved.max() < 9.81 * contacts["h"] / 24.0  # at rest: less than a frame of one substep's fall speed
 
+
+
+# ------------------------------------------------------------------------------------- moving pins, births
+@pytest.fixture(scope="module")
+def following(scenario, tmp_path_factory):
+    return scenario("pinned_cloth_follows", str(tmp_path_factory.mktemp("follow") / "follow.blend"))
+
+
+@pytest.mark.parametrize("name", ["Flag", "Scarf"])
+def test_a_cloth_pinned_to_a_moving_object_follows_it_and_plays_back_where_it_was_simulated(following, name):
+    """The flag is keyed to move and turn, the scarf hangs from a moving empty: at every frame their pinned
+    vertices are where the object's world matrix puts its mesh's vertices, in the recording and as played back
+    (the cache plays in the object's axes at each frame, so the object's own motion puts the cloth back in place).
+    Blender's matrices and the mesh are single precision: both agree within a few float32 ulps of the metres."""
+    assert following["job_state"] == "DONE" and following["finish"] == ["FINISHED"]
+    assert not [w for w in following["warnings"] if name in w], following["warnings"]
+    cloth = following[name]
+    assert cloth["track"] and cloth["modifiers"] == ["MESH_CACHE"]
+    matrices, co = np.array(cloth["matrices"]), np.array(cloth["co"])
+    recorded, pinned = np.array(cloth["recorded"]), cloth["pinned"]
+    rigid = co @ matrices[:, :3, :3].transpose(0, 2, 1) + matrices[:, None, :3, 3]  # (F, n, 3) carried along
+    tolerance = 8 * F32 * np.abs(rigid).max()
+    np.testing.assert_allclose(recorded[:, pinned], rigid[:, pinned], rtol=0, atol=tolerance)
+    assert np.linalg.norm(rigid[-1, pinned] - rigid[0, pinned], axis=1).min() > 0.5  # they did move
+    played = np.array(cloth["played"]) @ matrices[:, :3, :3].transpose(0, 2, 1) + matrices[:, None, :3, 3]
+    np.testing.assert_allclose(played, recorded, rtol=0, atol=tolerance)
+    free = [k for k in range(len(co)) if k not in pinned]
+    assert np.abs(recorded[:, free] - rigid[:, free]).max() > 0.01  # the rest is cloth, not carried rigidly
+
+
+def test_particles_made_from_a_moving_meshs_vertices_keep_their_pinned_ones_on_it(following):
+    """Beads made from the vertices of a mesh hanging from the moving empty: the two in its pin group ride along
+    (at the object's world matrix times their vertex, at every frame), the other two are free and fall; the
+    particles object draws them where they were recorded (world space, float32)."""
+    beads = following["Beads"]
+    assert beads["track"] and beads["pinned"] == [0, 1]
+    matrices, co, recorded = np.array(beads["matrices"]), np.array(beads["co"]), np.array(beads["recorded"])
+    rigid = co @ matrices[:, :3, :3].transpose(0, 2, 1) + matrices[:, None, :3, 3]
+    np.testing.assert_allclose(recorded[:, :2], rigid[:, :2], rtol=0, atol=8 * F32 * np.abs(rigid).max())
+    assert np.linalg.norm(rigid[-1, :2] - rigid[0, :2], axis=1).min() > 0.5
+    assert np.all(recorded[-1, 2:, 2] < rigid[-1, 2:, 2] - 0.5)  # the free ones fell (1 s: 4.9 m)
+    for frame, got in enumerate(beads["played"]):
+        got, want = np.array(got), recorded[frame].astype(np.float32)
+        np.testing.assert_array_equal(got[np.lexsort(got.T)], want[np.lexsort(want.T)], err_msg=f"frame {frame}")
+
+
+@pytest.fixture(scope="module")
+def births(scenario, tmp_path_factory):
+    return scenario("particle_births", str(tmp_path_factory.mktemp("births") / "births.blend"))
+
+
+def test_a_particle_systems_birth_times_and_lifetimes_are_blenders(births):
+    """Of Blender's 19 particles (born every 2 frames from frame 3) those born by frame 30 are simulated, each
+    with its birth frame and lifetime as seconds after the first frame (frame 1, 24 fps), where Blender emits it:
+    on the emitter, at Normal velocity (1 m/s up). The five born later are left out, and that is said."""
+    assert births["add"] == ["FINISHED"] and births["job_state"] == "DONE" and births["finish"] == ["FINISHED"]
+    birth, life = np.array(births["blender"]["birth"]), np.array(births["blender"]["lifetime"])
+    kept = birth <= 30.0
+    assert len(birth) == 19 and kept.sum() == 14
+    group, fps = births["group"], births["fps"]
+    np.testing.assert_allclose(np.array(group["birth_times"]) * fps + 1.0, birth[kept], rtol=1e-12)
+    np.testing.assert_allclose(np.array(group["lifetimes"]) * fps, life[kept], rtol=1e-12)
+    assert np.ptp(life) > 1.0  # Blender's Random lifetime is kept per particle
+    positions, velocities = np.array(group["positions"]), np.array(group["velocities"])
+    np.testing.assert_allclose(positions[:, 2], 2.0, rtol=0, atol=4 * F32 * 2.0)
+    assert np.abs(positions[:, :2]).max() <= 0.25 + 1e-6
+    np.testing.assert_allclose(velocities, np.tile([0.0, 0.0, 1.0], (14, 1)), rtol=0, atol=1e-6)
+    assert any("'Spout': 5 of its particles are born after the last frame" in w for w in births["warnings"])
+
+
+def test_born_particles_wait_fly_and_die_and_only_the_living_are_drawn(births):
+    """Each recorded particle sits where it is born until its birth, then flies up at 1 m/s (as Blender gives it,
+    in single precision) and falls: z = z_b + v t - g t^2 / 2 (t since birth), symplectic Euler up to g h t / 2
+    ahead of it (exactly that when the birth falls on a step), g Blender's (9.81 in single precision); after its
+    death it stays where it stopped. At every frame the particles object draws exactly those born and not dead,
+    where the recording has them (float32)."""
+    recorded = np.array(births["recorded"])
+    group, fps, h, g = births["group"], births["fps"], births["h"], -births["gravity"][2]
+    start, born, speed = np.array(group["positions"]), np.array(group["birth_times"]), np.array(group["velocities"])
+    dies = born + np.array(group["lifetimes"])
+    t = np.arange(len(recorded)) / fps
+    for k in range(len(start)):
+        waiting, flying = t < born[k], (t >= born[k] + h) & (t < dies[k])
+        np.testing.assert_array_equal(recorded[waiting, k], np.broadcast_to(start[k], (waiting.sum(), 3)))
+        tau = t[flying] - born[k]
+        np.testing.assert_array_equal(recorded[flying, k, :2], np.broadcast_to(start[k, :2], (flying.sum(), 2)))
+        fall = recorded[flying, k, 2] - (start[k, 2] + speed[k, 2] * tau - 0.5 * g * tau ** 2)
+        assert np.all((fall <= 1e-12) & (fall >= -0.5 * g * h * tau - 1e-12)), (k, fall)
+        gone = t >= dies[k] + h
+        np.testing.assert_array_equal(recorded[gone, k], np.broadcast_to(recorded[-1, k], (gone.sum(), 3)))
+    frames = np.arange(len(recorded)) + 1.0
+    for f, drawn in enumerate(births["drawn"]):
+        there = (born * fps + 1.0 <= frames[f]) & (frames[f] < dies * fps + 1.0)
+        assert 0 < there.sum() < len(start) or f < 3  # some are hidden at every frame from the first births
+        got, want = np.array(drawn).reshape(-1, 3), recorded[f, there].astype(np.float32)
+        assert got.shape == want.shape, (f, got.shape, want.shape)
+        np.testing.assert_array_equal(got[np.lexsort(got.T)], want[np.lexsort(want.T)], err_msg=f"frame {f + 1}")
