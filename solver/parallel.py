@@ -98,3 +98,59 @@ def serial_below_for(layer: str, launch: float) -> int:
     if layer == "tbb" and not np.isfinite(launch):
         return ALL
     return LAUNCH_FLOOR
+
+
+PACER_FIRST_INTERVAL = 4   # batches between two tries of the other thread count after a switch (the first try: at once)
+PACER_MAX_INTERVAL = 4096  # the interval doubles each time a try confirms the choice, up to this
+PACER_TRY_SHARE = 0.1      # and is at least long enough that a try costs about this share of the time in between
+PACER_SWITCH = 0.8         # a try switches when its time per substep is below this fraction of the choice's
+
+
+class ThreadPacer:
+    """Chooses, batch by batch of substeps, between all of numba's threads and one: whichever ran faster lately.
+
+    A parallel launch costs a microsecond on idle cores, but when other processes hold the cores a waiting
+    thread runs only at its next time slice, and a substep of a few dozen launches can take a hundred times
+    longer (docs/numba.md): a 300-body pile ran 57 steps/s on two threads beside two busy processes, and 883 on
+    one. The pacer keeps the faster of the two, and every so often runs one batch with the other to see whether
+    that has changed (less often each time it has not, and seldom where the other is far slower). Results never depend on it: the slabs are fixed by
+    Simulation(threads=...), and numba's thread count only decides which threads run them (one thread and two
+    give bit-identical runs, tests/solver/contact/test_solve_order.py).
+    """
+
+    last_choice: dict = {}  # most -> the choice the process's last pacer ended on, where the next one starts
+
+    def __init__(self, most: int):
+        self.most = most               # numba's thread count where the simulation was made
+        self.choice = ThreadPacer.last_choice.get(most, most)
+        self.seconds = {most: None, 1: None}  # seconds per substep, the latest of each
+        self.interval = PACER_FIRST_INTERVAL
+        self.until_try = 1               # one timed batch of the choice, then the first try
+        self.warm = False              # the first batch compiles or loads the kernels: not timed
+
+    def threads(self) -> int:
+        """The thread count for the next batch."""
+        if self.most < 2 or not self.warm or self.until_try > 0:
+            return self.choice
+        return 1 if self.choice == self.most else self.most
+
+    def record(self, threads: int, seconds: float, substeps: int) -> None:
+        """The batch just run with ``threads`` took ``seconds`` for ``substeps`` substeps."""
+        if not self.warm:
+            self.warm = True
+            return
+        if self.most < 2 or substeps < 1:
+            return
+        self.seconds[threads] = seconds / substeps
+        if threads == self.choice:
+            self.until_try -= 1
+            return
+        if self.seconds[self.choice] is None:  # nothing to compare with yet
+            return
+        if self.seconds[threads] < PACER_SWITCH * self.seconds[self.choice]:
+            self.choice, self.interval = threads, PACER_FIRST_INTERVAL
+            ThreadPacer.last_choice[self.most] = threads
+        else:  # a try that takes k times as long waits at least k / PACER_TRY_SHARE batches for the next one
+            slower = self.seconds[threads] / max(self.seconds[self.choice], 1e-12)
+            self.interval = min(max(2 * self.interval, int(np.ceil(slower / PACER_TRY_SHARE))), PACER_MAX_INTERVAL)
+        self.until_try = self.interval

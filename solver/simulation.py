@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 import warnings
 
 import numba
@@ -15,7 +16,7 @@ from .forces import update_body_frames
 from .integrate import body_kinetic_energies
 from .math3d import PARALLEL_CHUNKS
 from .model import build_body_shapes, build_mesh_colliders, build_model
-from .parallel import launch_seconds, serial_below_for
+from .parallel import ThreadPacer, launch_seconds, serial_below_for
 from .particles.integrators import INTEGRATORS
 from .particles.model import (CG_ITERATIONS, build_particles, copy_particle_state, particle_positions,
                               particle_velocities)
@@ -277,6 +278,7 @@ class Simulation:
         self._pair_capacity = max(64, 16 * n)
         self._bodies = new_body_state(scene.bodies, self._contact_capacity)
         self._ws = self._new_workspace()
+        self._pacer = ThreadPacer(numba.get_num_threads())  # one thread or all, whichever runs faster now
         # the ropes: a model and state of their own (solver/ropes/model.py)
         self._rope_model, self._rope_state = build_ropes(scene.ropes, n_bodies=n,
                                                          material_friction=self.model.material_friction)
@@ -384,9 +386,20 @@ class Simulation:
         ws = self._ws
         ws.phase_seconds[:] = 0.0
         remaining = substeps
+        caller_threads = numba.get_num_threads()
+        if caller_threads != self._pacer.most:  # the caller changed numba's thread count since
+            self._pacer = ThreadPacer(caller_threads)
         while True:
+            threads = self._pacer.threads()
             with _KERNEL_LOCK:
-                status = self._run_substeps(h, remaining)
+                numba.set_num_threads(threads)
+                started = time.perf_counter()
+                try:
+                    status = self._run_substeps(h, remaining)
+                finally:
+                    numba.set_num_threads(caller_threads)
+            self._pacer.record(threads, time.perf_counter() - started,
+                               remaining if status == OK else int(ws.counters[SUBSTEPS_DONE]))
             if status == OK:
                 break
             if status == PARTICLE_DIVERGED:
@@ -451,6 +464,7 @@ class Simulation:
             "substeps": substeps,
             "threading_layer": threading_layer(),  # numba's: 'omp', 'workqueue' or 'tbb' (solver/runtime.py)
             "launch_seconds": _LAUNCH_SECONDS[0] if _LAUNCH_SECONDS else None,  # one parallel launch, measured
+            "threads": self._pacer.choice,  # numba threads the pacer runs the substeps on now (parallel.ThreadPacer)
         }
         if self._particle_state is not None:
             counters = self._particle_state.counters
