@@ -19,6 +19,7 @@ import numpy as np
 
 from ..solver import rotations
 from . import point_cache
+from .ticks import drain
 
 POINTS_NAME = "Quadric Instances"
 SOURCES_NAME = "Quadric Instance Sources"
@@ -34,6 +35,7 @@ X_MARKER, Y_MARKER = "quadric_x_marker", "quadric_y_marker"  # vertex indices of
 # collection's size. One collection of 100,000 objects took over 15 minutes to build the depsgraph; chunks of
 # 1,000 take milliseconds (100 to 1,000 objects per chunk played 100,000 bodies equally fast).
 CHUNK = 1000
+MARKER_ROWS = 65536  # body-frames of the cache computed and written per step of a bake cut into timer ticks
 
 
 class InstanceBakeError(ValueError):
@@ -349,6 +351,19 @@ def bake_instances(context, objects, frame_start, body_poses, offset_location, o
     naming the object and the field when a pose is not finite, the cache cannot be written, or Blender does
     not instance a source; the scene, the data and the cache folder are then as they were.
     """
+    return drain(bake_instances_steps(context, objects, frame_start, body_poses, offset_location, offset_rotation))
+
+
+def bake_instances_steps(context, objects, frame_start, body_poses, offset_location, offset_rotation):
+    """bake_instances cut into steps for timer ticks (addon/ticks.py); returns the points object.
+
+    The first step builds everything Blender must rebuild its dependency graph for (datablocks, the sources
+    in their collections, hidden; a previous bake's points object hidden meanwhile), reads the instance order
+    and shows the first frame; that rebuild is Blender's and cannot be cut. The cache file is then computed
+    and written a few frames a step (about MARKER_ROWS body-frames), and the last step puts it in place and
+    removes the previous bake. Closed between two steps (Esc), or failing in one, it removes what it built,
+    shows what it hid and deletes its file, so the file is as it was.
+    """
     scene = context.scene
     body_poses = np.asarray(body_poses, dtype=np.float64)
     finite = np.isfinite(body_poses).all(axis=2)
@@ -360,31 +375,46 @@ def bake_instances(context, objects, frame_start, body_poses, offset_location, o
     reach = np.abs(body_poses[..., :3]).max(initial=0.0) + np.linalg.norm(offset_location, axis=1).max(initial=0.0)
     local = body_markers(offset_location, offset_rotation, marker_length(reach))
     stored, path = _new_cache_file(scene)
-    built, newly_hidden, written = (None, None, None), [], False
+    frames, n = body_poses.shape[:2]
+    built, newly_hidden, writer, held = (None, None, None), [], None, None
+    yield "building the instances", 0, frames
     try:
         built = points, sources, tree = _build(context, objects, frame_start)
+        previous = current(scene)[0]
+        if previous is not None and not previous.hide_viewport:  # its instances would show beside the new ones
+            held = previous
+            previous.hide_viewport = True
         newly_hidden = _hide_sources(objects)  # before the depsgraph runs, so that it is rebuilt once
         order = np.argsort(_child_order(context, points, objects))  # order[i]: the body of instance i
-        markers = marker_positions(body_poses[:, order], local[order])
+        local = local[order]
+        mesh = points.data
+        mesh.vertices.foreach_set("co", marker_positions(body_poses[:1, order], local)[0].ravel())
+        scale = np.ones((3 * n, 3), dtype=np.float32)
+        scale[:n] = [tuple(objects[b].scale) for b in order]
+        mesh.attributes[SCALE].data.foreach_set("vector", scale.ravel())
+        mesh.update()
+        yield "writing the instances' point cache", 0, frames
         try:
-            point_cache.write_pc2(path, markers, start_frame=frame_start)
+            writer = point_cache.PC2Writer(path, 3 * n, frames, start_frame=frame_start)
+            rows = max(1, MARKER_ROWS // max(n, 1))
+            for f0 in range(0, frames, rows):
+                f1 = min(frames, f0 + rows)
+                writer.write(marker_positions(body_poses[f0:f1, order], local))
+                yield "writing the instances' point cache", f1, frames
+            writer.close()
         except (OSError, ValueError) as exc:
             raise InstanceBakeError(f"instanced bake '{POINTS_NAME}': cannot write its point cache (the "
                                     f"'{CACHE_MODIFIER}' modifier's file '{path}'): {exc}; nothing was baked") from exc
-        written = True
-        mesh = points.data
-        mesh.vertices.foreach_set("co", markers[0].ravel())
-        scale = np.ones((3 * len(objects), 3), dtype=np.float32)
-        scale[:len(objects)] = [tuple(objects[b].scale) for b in order]
-        mesh.attributes[SCALE].data.foreach_set("vector", scale.ravel())
-        mesh.update()
         points.modifiers[CACHE_MODIFIER].filepath = stored
-    except Exception as exc:
+    except BaseException as exc:  # a failure, or the steps closed (Esc): the file as it was
+        if writer is not None:
+            writer.abort()
+            point_cache.remove_file(path)  # and the cache folders it made, once empty
         _remove_blocks(*built[:1], None, *built[1:])
         _show(newly_hidden)
-        if written:
-            point_cache.remove_file(path)
-        if isinstance(exc, InstanceBakeError):
+        if held is not None:
+            held.hide_viewport = False
+        if isinstance(exc, InstanceBakeError) or not isinstance(exc, Exception):
             raise
         raise InstanceBakeError(f"instanced bake '{POINTS_NAME}' of {len(objects)} bodies failed: {exc}; "
                                 "nothing was baked") from exc

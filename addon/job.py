@@ -85,6 +85,7 @@ class SimulationJob:
         self.live = None                 # FinishedFrames, from the start pose on (the live preview reads it)
         self._sim = None
         self._cancel = threading.Event()
+        self.cancel_requests = 0
         self._thread = None
 
     # ---- control
@@ -101,6 +102,7 @@ class SimulationJob:
         return self.state
 
     def cancel(self):
+        self.cancel_requests += 1  # the modal operator's bake after the run stops on a new one
         self._cancel.set()
 
     @property

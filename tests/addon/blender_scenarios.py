@@ -1038,6 +1038,97 @@ def scenario_instances(out, blend_path, usd_path):
     return res
 
 
+def mesh_co(obj):
+    """A mesh object's vertices as stored (float32, the object's axes)."""
+    co = np.empty(3 * len(obj.data.vertices), dtype=np.float32)
+    obj.data.vertices.foreach_get("co", co)
+    return co.reshape(-1, 3)
+
+
+def instance_bake_state(scene):
+    """An instanced bake as the file holds it: the cache's samples (not its file name), the points mesh, the
+    instances Blender makes at a few frames."""
+    points = scene.quadric.instance_points
+    data, start, rate = mod("point_cache").read_pc2(bpy.path.abspath(points.modifiers[mod("instances").CACHE_MODIFIER]
+                                                                     .filepath))
+    scale = np.empty(3 * len(points.data.vertices), dtype=np.float32)
+    points.data.attributes[mod("instances").SCALE].data.foreach_get("vector", scale)
+    return dict(samples=data.tolist(), start=start, rate=rate, co=mesh_co(points).tolist(), scale=scale.tolist(),
+                names=[points.name, points.data.name, scene.quadric.instance_nodes.name,
+                       scene.quadric.instance_sources.name],
+                instances=instance_frames(scene, points, [scene.frame_start, scene.frame_start + 7]))
+
+
+def scenario_instances_chunks(out, blend_path):
+    """Bake To Instances after a run through the modal operator's timer, one step a tick (a budget of zero, a
+    frame of the cache a step), against the same bake at once; Esc and the Cancel button in the middle leave
+    the file (with an earlier bake) as it was; Esc once the bake has committed lets it finish."""
+    scene, bodies = build_bake_scene()
+    scene.quadric.bake_output = 'INSTANCES'
+    folder = os.path.dirname(blend_path)
+    bpy.ops.wm.save_as_mainfile(filepath=blend_path)
+    ops, ticks, instances = mod("operators"), mod("ticks"), mod("instances")
+    ctx = bpy.context
+    displays = [o.quadric.shape_display for o in bodies]
+    job = ops.prepare_job(ctx)
+    job.run_sync()
+    res = dict(frames=len(job.recording.body_poses))
+    before = datablock_names()
+    ticks.TICK_BUDGET, instances.MARKER_ROWS = 0.0, 2  # two bodies: one frame of the cache a step
+
+    def operator():
+        op, reports = operator_for(job, ctx.window_manager.event_timer_add(0.1))
+        ops.active_job = job
+        return op, reports
+
+    # 1. A tick at a time, then at once.
+    op, _ = operator()
+    res["ticked_results"] = tick_to_end(op, ctx)
+    res["ticked_status"] = scene.quadric.status
+    res["ticked"] = instance_bake_state(scene)
+    bpy.ops.quadric.clear_bake()
+    res["cleared"] = datablock_names() == before
+    res["one_shot_finish"] = sorted(ops.finish_job(ctx, job))
+    res["one_shot"] = instance_bake_state(scene)
+
+    def kept_state():
+        points = scene.quadric.instance_points
+        return dict(blocks=datablock_names(), files=files_under(folder), visibility=visibility(bodies + displays),
+                    points=[points.name, points.hide_viewport], instances=instance_matrices(points),
+                    status=[o.quadric.instance_hidden for o in bodies])
+
+    # 2. Esc after a few steps, the bake at once still in place.
+    kept = kept_state()
+    op, reports = operator()
+    res["mid_results"] = [sorted(op.modal(ctx, Event('TIMER', op._timer))) for _ in range(5)]
+    res["mid_progress"] = list(op._bake.progress)
+    res["mid_previous_hidden"] = scene.quadric.instance_points.hide_viewport  # beside the new one meanwhile
+    res["mid_files"] = files_under(folder)
+    res["esc"] = sorted(op.modal(ctx, Event('ESC')))
+    res["esc_reports"], res["esc_status"] = reports, scene.quadric.status
+    res["esc_active_job"] = ops.active_job is not None
+    res["esc_kept"], res["esc_before"], res["esc_after"] = kept == kept_state(), kept, kept_state()
+
+    # 3. The Cancel button in the middle.
+    op, _ = operator()
+    for _ in range(4):
+        op.modal(ctx, Event('TIMER', op._timer))
+    res["button"] = sorted(bpy.ops.quadric.cancel())
+    res["button_tick"] = sorted(op.modal(ctx, Event('TIMER', op._timer)))
+    res["button_kept"] = kept == kept_state()
+
+    # 4. Esc once the bake has committed (the new cache in place, the earlier bake removed): it finishes.
+    op, _ = operator()
+    ticked = []
+    while op._bake is None or not op._bake.committed:
+        ticked.append(sorted(op.modal(ctx, Event('TIMER', op._timer))))
+        assert ticked[-1] == ['RUNNING_MODAL'] and len(ticked) < 1000, ticked
+    res["late_esc"] = sorted(op.modal(ctx, Event('ESC')))
+    res["late_end"] = tick_to_end(op, ctx)
+    res["late"] = instance_bake_state(scene)
+    return res
+
+
 def scenario_instances_render(out):
     """Cycles renders of a glowing cube baked as an instance that leaves the camera's view at frame 2: the centre
     and corner pixels before the bake, at frame 1 (the instance there, its source hidden) and at frame 2
@@ -1775,10 +1866,20 @@ def operator_for(job, timer=None):
     import types
 
     reports = []
-    op = types.SimpleNamespace(_job=job, _timer=timer, report=lambda kind, msg: reports.append((sorted(kind), msg)))
-    for name in ("_status", "_cleanup", "release", "modal", "cancel"):
+    op = types.SimpleNamespace(_job=job, _timer=timer, _bake=None, _bake_cancels=0,
+                               report=lambda kind, msg: reports.append((sorted(kind), msg)))
+    for name in ("_status", "_cleanup", "release", "modal", "_bake_tick", "cancel"):
         setattr(op, name, getattr(bpy.types.QUADRIC_OT_simulate, name).__get__(op))
     return op, reports
+
+
+def tick_to_end(op, ctx, limit=100000):
+    """Timer events to the modal operator until it ends; what each returned."""
+    results = []
+    while not results or results[-1] == ['RUNNING_MODAL']:
+        results.append(sorted(op.modal(ctx, Event('TIMER', op._timer))))
+        assert len(results) < limit, "the operator does not end"
+    return results
 
 
 def scenario_simulate_control(out):
@@ -1949,7 +2050,8 @@ def scenario_live_preview(out):
     res["recording"] = job.recording.body_poses.tolist()
     res["rope_nodes"] = job.recording.rope_nodes(job.conv.ropes[0].index).tolist()
     res["live_equal"] = bool((job.live.body_poses == job.recording.body_poses).all())
-    res["end_tick"] = sorted(op.modal(ctx, Event('TIMER', op._timer)))  # ends the run: restores, then bakes
+    end_ticks = tick_to_end(op, ctx)  # the first ends the run and restores, then the bake (a tick's budget each)
+    res["end_tick"], res["end_ticks_before"] = end_ticks[-1], end_ticks[:-1]
     res["end_handlers"] = len(bpy.app.handlers.frame_change_post)
     res["end_live"] = preview.live() is not None
     res["baked_after_end"] = {o.name: o.quadric.is_baked for o in objs + [arm]}
@@ -2369,16 +2471,17 @@ def scenario_particle_bake(out, blend_path):
     job = ops.prepare_job(ctx, on_progress=lambda done, total: done >= 5 and job.cancel())
     job.start()
     job.wait(timeout=600)
-    bake_module, real = mod("bake"), mod("bake").bake_recording
+    bake_module, real = mod("bake"), mod("bake").bake_recording_steps
 
     def refuse(context, conv, rec):
         raise ValueError("instanced bake 'Points': refused by the test")
+        yield  # noqa: the steps of a bake that fails at once
 
-    bake_module.bake_recording = refuse
+    bake_module.bake_recording_steps = refuse
     try:
         res["failed_finish"] = sorted(ops.finish_job(ctx, job))
     finally:
-        bake_module.bake_recording = real
+        bake_module.bake_recording_steps = real
     res["failed_status"] = scene.quadric.status
     res["failed_caches_kept"] = [digest(f) for f in files] == kept
     res["failed_leftovers"] = sorted(os.listdir(os.path.dirname(files[0])))

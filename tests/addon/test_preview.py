@@ -63,6 +63,7 @@ def test_a_cancelled_preview_leaves_every_transform_and_action_as_it_was(live):
 
 def test_a_finished_preview_restores_the_objects_before_baking(live):
     assert live["job_state"] == "DONE" and live["end_tick"] == ["FINISHED"]
+    assert all(result == ["RUNNING_MODAL"] for result in live["end_ticks_before"])
     assert live["end_handlers"] == live["handlers_before"] and not live["end_live"]
     assert all(live["baked_after_end"].values())
     # the bake stored the pebble's transform from before the preview as its original
