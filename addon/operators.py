@@ -590,8 +590,8 @@ def _tag_redraw(context):
 def timer_tick(context, job):
     """What the modal timer does on the main thread while the worker runs: True while still running.
 
-    Kept small so Blender's UI never waits on it: three numbers read, and at most one finished frame shown by
-    the live preview (addon/preview.py).
+    Kept small so Blender's UI never waits on it: three numbers read, and a tick's budget (ticks.TICK_BUDGET) of
+    showing the finished frame by the live preview (addon/preview.py).
     """
     state, done, total = job.poll()
     if state != 'RUNNING':
@@ -633,7 +633,8 @@ class SimulationRun:
             return {'CANCELLED'}
         self._job = active_job = job
         job.start()
-        preview.start(context, job.conv, job)
+        for note in preview.start(context, job.conv, job).notes:
+            self.report({'INFO'}, note)
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)
         wm.modal_handler_add(self)

@@ -1978,6 +1978,7 @@ def scenario_live_preview(out):
     bones = list(arm.pose.bones)
     scene.frame_set(7)
     ops, preview = mod("operators"), mod("preview")
+    mod("ticks").TICK_BUDGET = 1e9  # a frame a tick however busy the machine (a budget's steps: preview_chunks)
     ctx = bpy.context
     wm = ctx.window_manager
     handlers = len(bpy.app.handlers.frame_change_post)
@@ -2079,6 +2080,141 @@ def scenario_live_preview(out):
     ball.quadric.semi_axes[0] *= 1.1
     res["stale_shape"] = stale.why_stale(ball, scene.frame_current)
     res["stale_unbaked"] = stale.why_stale(bpy.data.objects["Ground"], scene.frame_current)
+    return res
+
+
+def held_job(ctx, hold_at):
+    """A started job whose worker waits once ``hold_at`` frames are done, the live preview on and the modal
+    operator polling it: (job, operator, the gate that lets the worker go on)."""
+    import threading
+
+    ops, preview = mod("operators"), mod("preview")
+    gate, reached = threading.Event(), threading.Event()
+
+    def hold(done, total):
+        if done == hold_at:
+            reached.set()
+            gate.wait(120)
+
+    job = ops.prepare_job(ctx, on_progress=hold)
+    ops.active_job = job
+    job.start()
+    preview.start(ctx, job.conv, job)
+    op, _ = operator_for(job, ctx.window_manager.event_timer_add(0.1))
+    reached.wait(300)
+    return job, op, gate
+
+
+def build_preview_scene():
+    """The particle bake scene's grains and sheet, six pebbles and a rope: everything the live preview shows."""
+    scene, grains, sheet = build_particle_bake_scene()
+    scene.frame_end = 16
+    pebbles = []
+    for k in range(6):
+        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=1, radius=0.1, location=(-2.0 + 0.3 * k, 2.0, 0.5))
+        bpy.context.object.name = f"Pebble.{k}"
+        bpy.context.object.rotation_euler = (0.3 * k, 0.1, 0.0)
+        pebbles.append(bpy.context.object)
+    select_only(*pebbles)
+    bpy.ops.quadric.add_body(shape='ELLIPSOID')
+    select_only(make_curve("Swing", [(-1.0, -2.0, 2.0), (0.0, -2.0, 2.0)]))
+    bpy.ops.quadric.make_rope(segments=4, radius=0.02, start_mode='PIN', end_mode='FREE')
+    return scene, pebbles, bpy.context.object, grains, sheet
+
+
+def scenario_preview_chunks(out):
+    """The live preview a tick's budget at a time (a budget of zero: one body, rope or group per tick) against
+    showing the frame at once; particle groups and soft bodies shown; cancelling puts everything back. Then,
+    after a bake, with the particles kept every few frames only (the newest through the worker's handoff)."""
+    scene, pebbles, arm, grains, sheet = build_preview_scene()
+    ops, preview, ticks, job_mod, particle_bake = (mod(n) for n in ("operators", "preview", "ticks", "job",
+                                                                    "particle_bake"))
+    ctx = bpy.context
+    bones = list(arm.pose.bones)
+    res = dict(problems=[(p.severity, p.message) for p in mod("preflight").check(ctx)])
+
+    def everything():
+        """All the preview may change: transforms, actions, datablocks, vertices, modifiers' visibility."""
+        return dict(transforms=transforms(pebbles + [arm], bones), blocks=datablock_names(),
+                    node_groups=sorted(bpy.data.node_groups.keys()),
+                    vertices={o.name: mesh_co(o).tolist() for o in bpy.data.objects if o.type == 'MESH'},
+                    modifiers={o.name: [(m.name, m.show_viewport) for m in o.modifiers] for o in bpy.data.objects})
+
+    def shown(live):
+        """What the viewport shows: the objects' transforms as stored, the bones', each group's points."""
+        bpy.context.view_layer.update()
+        displays = {g.binding.object_name: g.target for g in live.groups}
+        return dict(objects={o.name: [o.rotation_mode, list(o.location), list(o.rotation_quaternion)]
+                             for o in pebbles},
+                    bones={b.name: [list(b.location), list(b.rotation_quaternion)] for b in bones},
+                    matrices={o.name: [list(r) for r in o.matrix_world] for o in pebbles},
+                    bone_heads=[list(arm.matrix_world @ b.head) for b in bones],
+                    grains=mesh_co(displays["Grains"]).tolist(), grains_drawn=instance_positions(
+                        displays["Grains"]).tolist(),
+                    sheet=mesh_co(sheet).tolist(), sheet_drawn=evaluated_vertices(sheet).tolist())
+
+    def expected(job, frames):
+        """The Recording's poses and points at those frames, the points as their displays play them."""
+        rec, groups = job.recording, {b.object_name: b for b in job.conv.groups}
+        return {str(k): dict(
+            poses={b.object_name: rec.body_poses[k, b.index].tolist() for b in job.conv.bodies},
+            rope=rec.rope_nodes(job.conv.ropes[0].index)[k].tolist(),
+            grains=np.asarray(rec.particles(groups["Grains"].index)[k], dtype=np.float32).tolist(),
+            sheet=particle_bake.local_positions(groups["Sheet"], rec.particles(groups["Sheet"].index)[k])
+            .astype(np.float32).tolist(),
+            sheet_world=rec.particles(groups["Sheet"].index)[k].tolist()) for k in frames}
+
+    # 1. No bake yet: the grains get a particles object made for the preview.
+    before = everything()
+    ticks.TICK_BUDGET, preview.CHUNK = 0.0, 1
+    job, op, gate = held_job(ctx, 6)  # frames 0-5 finished
+    live = preview.live()
+    res["bindings"] = {b.object_name: dict(index=b.index, offset_location=list(b.offset_location),
+                                           offset_rotation=list(b.offset_rotation)) for b in job.conv.bodies}
+    res["sheet_matrix"] = np.asarray(next(b for b in job.conv.groups if b.object_name == "Sheet").matrix).tolist()
+    res["frame_start"] = job.conv.frame_start
+    moved, results = [], []
+    while live.shown != 5 and len(results) < 1000:
+        was = {o.name: list(o.location) for o in pebbles}
+        results.append(sorted(op.modal(ctx, Event('TIMER', op._timer))))
+        moved.append(sum(list(o.location) != was[o.name] for o in pebbles))
+    res["chunk_results"], res["chunk_moved"], res["chunk_shown"] = results, moved, live.shown
+    res["chunked"] = shown(live)
+    res["made_display"] = [g.made for g in live.groups if g.binding.object_name == "Grains"]
+    live.show(2)
+    live.show(5)  # at once, after another frame
+    res["one_shot"] = shown(live)
+    op.cancel(ctx)
+    res["cancel_before"], res["cancel_after"] = before, everything()
+    gate.set()
+    job.wait(300)
+    res["expected"] = expected(job, [5])
+
+    # 2. After a bake: its particles object and the sheet's Mesh Cache (held off meanwhile) show the run; the
+    #    particles are kept every 4th frame, the newest handed over apart.
+    ticks.TICK_BUDGET, preview.CHUNK = 1e9, 64  # a frame a tick, however busy the machine
+    res["bake"] = sorted(bpy.ops.quadric.simulate())
+    before = everything()
+    job_mod.FinishedFrames.PARTICLE_BUDGET = 2000  # bytes: 16 frames x 37 points x 12 bytes need 4x that
+    job, op, gate = held_job(ctx, 7)  # frames 0-6 finished: 6 is not a kept one
+    live = preview.live()
+    results = []
+    while live.shown != 6 and len(results) < 1000:
+        results.append(sorted(op.modal(ctx, Event('TIMER', op._timer))))
+    res["stride"] = job.live.particle_stride
+    res["reused_display"] = [(g.made, g.target.name) for g in live.groups if g.binding.object_name == "Grains"]
+    res["output"] = grains.quadric.particles.output_object.name
+    res["cache_held"] = sheet.modifiers[particle_bake.CACHE_MODIFIER].show_viewport
+    res["newest"] = shown(live)
+    scene.frame_set(job.conv.frame_start + 5)  # the timeline on frame index 5: particles kept at 4
+    res["scrubbed_shown"] = live.shown
+    res["scrubbed"] = shown(live)
+    scene.frame_set(scene.frame_start)
+    op.cancel(ctx)
+    res["cancel2_before"], res["cancel2_after"] = before, everything()
+    gate.set()
+    job.wait(300)
+    res["expected2"] = expected(job, [4, 5, 6])
     return res
 
 
