@@ -12,8 +12,6 @@ background (numba keeps the result in its cache for the next run) and stops
 before the first frame; the operator does not wait for it.
 """
 import math
-import os
-import sys
 import threading
 import time
 import traceback
@@ -23,22 +21,6 @@ import numpy as np
 from ..solver.precompile import CompileWatcher
 from .particle_bake import local_positions
 from .resume import joined
-
-WORKER_NICE = 10  # how much lower the worker thread's scheduling priority is than the thread that starts it
-
-
-def lower_priority():
-    """Lower the calling thread's scheduling priority by WORKER_NICE (Linux, where nice is per thread; elsewhere
-    nothing). The solver's OpenMP threads are started by the worker thread and inherit it, so when the cores are
-    all busy the scheduler runs Blender's main thread first: measured on two cores, a live-preview tick spent
-    most of its time waiting in the run queue behind the solver's threads (docs/architecture.md)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + WORKER_NICE))
-    except (AttributeError, OSError):
-        pass
 
 
 def seconds_left(done, total, first_frame_done, first_frame_at, now):
@@ -154,7 +136,7 @@ class SimulationJob:
     def start(self):
         self.state = 'RUNNING'
         self.started = time.perf_counter()
-        self._thread = threading.Thread(target=self._run_in_worker, name="quadric-simulation", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="quadric-simulation", daemon=True)
         self._thread.start()
 
     def run_sync(self):
@@ -224,10 +206,6 @@ class SimulationJob:
         self.frames_total = total
         if self.on_progress is not None:
             self.on_progress(done, total)
-
-    def _run_in_worker(self):
-        lower_priority()
-        self._run()
 
     def _run(self):
         solver, conv = self.solver, self.conv
