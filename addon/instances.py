@@ -35,7 +35,7 @@ X_MARKER, Y_MARKER = "quadric_x_marker", "quadric_y_marker"  # vertex indices of
 # collection's size. One collection of 100,000 objects took over 15 minutes to build the depsgraph; chunks of
 # 1,000 take milliseconds (100 to 1,000 objects per chunk played 100,000 bodies equally fast).
 CHUNK = 1000
-MARKER_ROWS = 65536  # body-frames of the cache computed and written per step of a bake cut into timer ticks
+MARKER_ROWS = 16384  # body-frames of the cache computed and written per step of a bake cut into timer ticks (ms)
 
 
 class InstanceBakeError(ValueError):
