@@ -1956,11 +1956,31 @@ def world_frames(objs, arm):
     return res
 
 
+def held_job(ctx, hold_at):
+    """A started job whose worker waits once ``hold_at`` frames are done, the live preview on and the modal
+    operator polling it: (job, operator, the gate that lets the worker go on)."""
+    import threading
+
+    ops, preview = mod("operators"), mod("preview")
+    gate, reached = threading.Event(), threading.Event()
+
+    def hold(done, total):
+        if done == hold_at:
+            reached.set()
+            gate.wait(120)
+
+    job = ops.prepare_job(ctx, on_progress=hold)
+    ops.active_job = job
+    job.start()
+    preview.start(ctx, job.conv, job)
+    op, _ = operator_for(job, ctx.window_manager.event_timer_add(0.1))
+    reached.wait(300)
+    return job, op, gate
+
+
 def scenario_live_preview(out):
     """The live preview through the modal operator's timer and the timeline, with the worker held at chosen
     frames: the poses shown, scrubbing, and the file left as it was when the run is cancelled or ends."""
-    import threading
-
     scene, bodies = build_bake_scene()
     rope_curve = make_curve("Swing", [(3.0, 0.0, 2.0), (4.0, 0.0, 2.0)])
     select_only(rope_curve)
@@ -1980,27 +2000,8 @@ def scenario_live_preview(out):
     ops, preview = mod("operators"), mod("preview")
     mod("ticks").TICK_BUDGET = 1e9  # a frame a tick however busy the machine (a budget's steps: preview_chunks)
     ctx = bpy.context
-    wm = ctx.window_manager
     handlers = len(bpy.app.handlers.frame_change_post)
     res["handlers_before"] = handlers
-
-    def held_run(hold_at):
-        """A started job whose worker waits once `hold_at` frames are done, with the operator polling it."""
-        gate = threading.Event()
-        reached = threading.Event()
-
-        def hold(done, total):
-            if done == hold_at:
-                reached.set()
-                gate.wait(120)
-
-        job = ops.prepare_job(ctx, on_progress=hold)
-        ops.active_job = job
-        job.start()
-        preview.start(ctx, job.conv, job)
-        op, _ = operator_for(job, wm.event_timer_add(0.1))
-        reached.wait(300)
-        return job, op, gate
 
     # 1. Cancelled (the window closes) while the preview shows frame 3: everything as it was, nothing baked. A
     #    body deleted meanwhile is passed over.
@@ -2009,7 +2010,7 @@ def scenario_live_preview(out):
     select_only(extra)
     bpy.ops.quadric.add_body(shape='ELLIPSOID')
     before = transforms(objs + [arm], bones)
-    job, op, gate = held_run(4)
+    job, op, gate = held_job(ctx, 4)
     res["cancel_tick"] = sorted(op.modal(ctx, Event('TIMER', op._timer)))
     res["cancel_shown"] = preview.live().shown
     res["cancel_moved"] = transforms(objs + [arm], bones) != before
@@ -2025,7 +2026,7 @@ def scenario_live_preview(out):
 
     # 2. A run held after 9 frames: the timer shows the newest, the timeline scrubs over the finished ones.
     before = transforms(objs + [arm], bones)
-    job, op, gate = held_run(9)
+    job, op, gate = held_job(ctx, 9)
     start = job.conv.frame_start
     res["frame_start"] = start
     res["bindings"] = {b.object_name: dict(index=b.index, offset_location=list(b.offset_location),
@@ -2081,28 +2082,6 @@ def scenario_live_preview(out):
     res["stale_shape"] = stale.why_stale(ball, scene.frame_current)
     res["stale_unbaked"] = stale.why_stale(bpy.data.objects["Ground"], scene.frame_current)
     return res
-
-
-def held_job(ctx, hold_at):
-    """A started job whose worker waits once ``hold_at`` frames are done, the live preview on and the modal
-    operator polling it: (job, operator, the gate that lets the worker go on)."""
-    import threading
-
-    ops, preview = mod("operators"), mod("preview")
-    gate, reached = threading.Event(), threading.Event()
-
-    def hold(done, total):
-        if done == hold_at:
-            reached.set()
-            gate.wait(120)
-
-    job = ops.prepare_job(ctx, on_progress=hold)
-    ops.active_job = job
-    job.start()
-    preview.start(ctx, job.conv, job)
-    op, _ = operator_for(job, ctx.window_manager.event_timer_add(0.1))
-    reached.wait(300)
-    return job, op, gate
 
 
 def build_preview_scene():
