@@ -285,22 +285,13 @@ def child_instance_stall(args):
     over bake.bake_recording_steps), with the depsgraph evaluated after each tick as a viewport redraw would;
     then the same bake at once, as before it was cut into ticks."""
     import bpy
-    import numpy as np
 
     mod = load_addon()
-    bake, convert, ticks_mod = mod("bake"), mod("convert"), mod("ticks")
-    scene = fresh_scene()
+    bake, ticks_mod = mod("bake"), mod("ticks")
     n, frames = args.bodies, args.frames
-    scene.frame_start, scene.frame_end = 1, frames
-    scene.quadric.bake_output = 'INSTANCES'
-    bindings = pebble_objects(mod, scene, n)
-    poses = random_poses(np.random.default_rng(4), frames, n)
-
-    class Rec:
-        body_poses = poses
-
-    conv = convert.Conversion(None, bindings, [], 1, frames, 24.0, 10, 0)
+    conv, Rec = pebble_run(mod, n, frames)
     context = bpy.context
+    context.scene.quadric.bake_output = 'INSTANCES'
     context.view_layer.update()
     stepper = ticks_mod.Stepper(bake.bake_recording_steps(context, conv, Rec))
     ticks, evals = [], []
@@ -380,6 +371,22 @@ def pebble_objects(mod, scene, n):
     return bindings
 
 
+def pebble_run(mod, n, frames):
+    """A new scene of ``n`` pebbles over ``frames`` frames and a Recording of random poses for them:
+    (Conversion, Recording)."""
+    import numpy as np
+
+    scene = fresh_scene()
+    scene.frame_start, scene.frame_end = 1, frames
+    bindings = pebble_objects(mod, scene, n)
+    poses = random_poses(np.random.default_rng(4), frames, n)
+
+    class Rec:
+        body_poses = poses
+
+    return mod("convert").Conversion(None, bindings, [], 1, frames, 24.0, 10, 0), Rec
+
+
 def timed_bake(mod, context, conv, rec, output, frames):
     """(bake seconds, first evaluation seconds, playback frames per second, objects added) of one bake of
     ``output``, cleared again after."""
@@ -405,20 +412,10 @@ def timed_bake(mod, context, conv, rec, output, frames):
 
 def child_instances(args):
     import bpy
-    import numpy as np
 
     mod = load_addon()
-    convert = mod("convert")
-    scene = fresh_scene()
     n, frames = args.bodies, args.frames
-    scene.frame_start, scene.frame_end = 1, frames
-    bindings = pebble_objects(mod, scene, n)
-    poses = random_poses(np.random.default_rng(4), frames, n)
-
-    class Rec:
-        body_poses = poses
-
-    conv = convert.Conversion(None, bindings, [], 1, frames, 24.0, 10, 0)
+    conv, Rec = pebble_run(mod, n, frames)
     context = bpy.context
     bake_s, eval_s, fps, added = timed_bake(mod, context, conv, Rec, 'INSTANCES', frames)
     rows = [dict(case="instance_bake", n=n, frames=frames, bake_seconds=round(bake_s, 3),
