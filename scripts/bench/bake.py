@@ -193,27 +193,26 @@ def child_ui_stall(args):
 
 
 class ThreadTimes:
-    """Wall time of a span on this thread, split into its own CPU time and its wait in the run queue (Linux's
-    /proc/thread-self/schedstat; elsewhere None): the rest is time blocked (the GIL, a lock, I/O)."""
+    """Wall time of a span on this thread, split into its own CPU time (time.thread_time) and its wait in the run
+    queue (Linux's /proc/thread-self/schedstat; elsewhere None): the rest is time blocked (the GIL, a lock,
+    I/O)."""
 
     def __enter__(self):
-        self.wall, self.cpu, self.runqueue = time.perf_counter(), *self._sched()
+        self.wall, self.cpu, self.runqueue = time.perf_counter(), time.thread_time(), self._run_delay()
         return self
 
     def __exit__(self, *exc):
-        wall, cpu, runqueue = time.perf_counter(), *self._sched()
-        self.wall = wall - self.wall
-        self.cpu = None if cpu is None else cpu - self.cpu
+        wall, cpu, runqueue = time.perf_counter(), time.thread_time(), self._run_delay()
+        self.wall, self.cpu = wall - self.wall, cpu - self.cpu
         self.runqueue = None if runqueue is None else runqueue - self.runqueue
 
     @staticmethod
-    def _sched():
+    def _run_delay():
         try:
             with open("/proc/thread-self/schedstat") as handle:
-                cpu, runqueue, _ = (int(v) for v in handle.read().split())
-            return cpu * 1e-9, runqueue * 1e-9
-        except (OSError, ValueError):
-            return None, None
+                return int(handle.read().split()[1]) * 1e-9
+        except (OSError, ValueError, IndexError):
+            return None
 
     def row(self, prefix):
         ms = (lambda v: None if v is None else round(1e3 * v, 2))
