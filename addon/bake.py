@@ -164,10 +164,10 @@ def bake_recording_steps(context, conv, rec):
         index = np.array([conv.bodies[j].index for j, _ in bound])
         off_loc = np.array([conv.bodies[j].offset_location for j, _ in bound], dtype=np.float64)
         off_rot = np.array([conv.bodies[j].offset_rotation for j, _ in bound], dtype=np.float64)
-        poses = np.asarray(rec.body_poses, dtype=np.float64)[:, index, :]
         bodies = [obj for _, obj in bound]
-        if as_instances:
-            yield from instances.bake_instances_steps(context, bodies, conv.frame_start, poses, off_loc, off_rot)
+        if as_instances:  # (the poses taken from their columns a few frames at a time)
+            yield from instances.bake_instances_steps(context, bodies, conv.frame_start, rec.body_poses, off_loc,
+                                                      off_rot, index)
             yield COMMITTED
             for k, obj in enumerate(bodies):
                 clear_bake(obj)  # a keyframe bake from before would move the hidden source
@@ -175,6 +175,7 @@ def bake_recording_steps(context, conv, rec):
                     yield "clearing the bodies' keyframes", k + 1, len(bodies)
         else:
             instances.clear_instances(context.scene)
+            poses = np.asarray(rec.body_poses, dtype=np.float64)[:, index, :]
             rot = rotations.make_continuous(rotations.mul(poses[..., 3:], rotations.conj(off_rot)[None]), axis=0)
             loc = poses[..., :3] - rotations.rotate(rot, np.broadcast_to(off_loc, rot.shape[:-1] + (3,)))
             writer = kc.KeyframeWriter(frames)

@@ -1097,10 +1097,18 @@ def scenario_instances_chunks(out, blend_path):
                     points=[points.name, points.hide_viewport], instances=instance_matrices(points),
                     status=[o.quadric.instance_hidden for o in bodies])
 
-    # 2. Esc after a few steps, the bake at once still in place.
+    def tick_until_written(op, frames):
+        """Timer events until the steps have written ``frames`` frames of the cache; what each returned."""
+        results = []
+        while op._bake is None or op._bake.progress[:2] < ("writing the instances' point cache", frames):
+            results.append(sorted(op.modal(ctx, Event('TIMER', op._timer))))
+            assert results[-1] == ['RUNNING_MODAL'] and len(results) < 1000, results
+        return results
+
+    # 2. Esc after a few frames of the cache, the bake at once still in place.
     kept = kept_state()
     op, reports = operator()
-    res["mid_results"] = [sorted(op.modal(ctx, Event('TIMER', op._timer))) for _ in range(5)]
+    res["mid_results"] = tick_until_written(op, 3)
     res["mid_progress"] = list(op._bake.progress)
     res["mid_previous_hidden"] = scene.quadric.instance_points.hide_viewport  # beside the new one meanwhile
     res["mid_files"] = files_under(folder)
@@ -1111,8 +1119,7 @@ def scenario_instances_chunks(out, blend_path):
 
     # 3. The Cancel button in the middle.
     op, _ = operator()
-    for _ in range(4):
-        op.modal(ctx, Event('TIMER', op._timer))
+    tick_until_written(op, 1)
     res["button"] = sorted(bpy.ops.quadric.cancel())
     res["button_tick"] = sorted(op.modal(ctx, Event('TIMER', op._timer)))
     res["button_kept"] = kept == kept_state()
