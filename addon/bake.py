@@ -12,7 +12,9 @@ from mathutils import Matrix
 from ..solver import rotations
 from . import instances
 from . import keyframes_compat as kc
+from .ticks import COMMITTED, drain
 
+CLEAR_STEP = 256  # sources whose earlier keyframe bakes are cleared per step of an instanced bake
 # Bone axes -> rope segment axes: the bone's Y (its length) is the segment's d3 (local z),
 # bone X is d1, bone Z is -d2 (keeps a right-handed frame).
 _BONE_IN_SEGMENT = rotations.from_matrix(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]]))
@@ -143,6 +145,14 @@ def bake_recording(context, conv, rec):
     together as instances (scene.quadric.bake_output). An instanced bake that fails raises
     instances.InstanceBakeError (a ValueError naming the object) before anything changed.
     """
+    return drain(bake_recording_steps(context, conv, rec))
+
+
+def bake_recording_steps(context, conv, rec):
+    """bake_recording cut into steps for timer ticks (addon/ticks.py): the instanced bake's (instances.py), which
+    may be stopped between them, leaving the file as it was; then, committed, the sources' earlier keyframe
+    bakes cleared some at a time, and each rope. Keyframes are written in one step: every new action makes
+    Blender rebuild its dependency graph at the next redraw, so cutting them would cost a rebuild per tick."""
     n_frames = rec.body_poses.shape[0]
     frames = conv.frame_start + np.arange(n_frames)
     objects = dict(bpy.data.objects.items())  # bpy_prop_collection.get searches: 2,000 lookups took 80 ms
@@ -154,14 +164,18 @@ def bake_recording(context, conv, rec):
         index = np.array([conv.bodies[j].index for j, _ in bound])
         off_loc = np.array([conv.bodies[j].offset_location for j, _ in bound], dtype=np.float64)
         off_rot = np.array([conv.bodies[j].offset_rotation for j, _ in bound], dtype=np.float64)
-        poses = np.asarray(rec.body_poses, dtype=np.float64)[:, index, :]
         bodies = [obj for _, obj in bound]
-        if as_instances:
-            instances.bake_instances(context, bodies, conv.frame_start, poses, off_loc, off_rot)
-            for obj in bodies:
+        if as_instances:  # (the poses taken from their columns a few frames at a time)
+            yield from instances.bake_instances_steps(context, bodies, conv.frame_start, rec.body_poses, off_loc,
+                                                      off_rot, index)
+            yield COMMITTED
+            for k, obj in enumerate(bodies):
                 clear_bake(obj)  # a keyframe bake from before would move the hidden source
+                if k % CLEAR_STEP == CLEAR_STEP - 1:
+                    yield "clearing the bodies' keyframes", k + 1, len(bodies)
         else:
             instances.clear_instances(context.scene)
+            poses = np.asarray(rec.body_poses, dtype=np.float64)[:, index, :]
             rot = rotations.make_continuous(rotations.mul(poses[..., 3:], rotations.conj(off_rot)[None]), axis=0)
             loc = poses[..., :3] - rotations.rotate(rot, np.broadcast_to(off_loc, rot.shape[:-1] + (3,)))
             writer = kc.KeyframeWriter(frames)
@@ -174,10 +188,12 @@ def bake_recording(context, conv, rec):
         n_bodies = len(bodies)
     else:
         instances.clear_instances(context.scene)  # no bodies left to instance
+    yield COMMITTED
     for r in conv.ropes:
         arm = objects.get(r.armature_name)
         if arm is None:
             continue
+        yield "baking the ropes", n_ropes, len(conv.ropes)
         segments = rec.rope_segments(r.index) if hasattr(rec, "rope_segments") else None
         bake_rope(arm, r.bone_names, frames, rec.rope_nodes(r.index), segments)
         n_ropes += 1

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..solver import rotations
 from . import point_cache
+from .ticks import drain
 
 POINTS_NAME = "Quadric Instances"
 SOURCES_NAME = "Quadric Instance Sources"
@@ -34,6 +35,7 @@ X_MARKER, Y_MARKER = "quadric_x_marker", "quadric_y_marker"  # vertex indices of
 # collection's size. One collection of 100,000 objects took over 15 minutes to build the depsgraph; chunks of
 # 1,000 take milliseconds (100 to 1,000 objects per chunk played 100,000 bodies equally fast).
 CHUNK = 1000
+MARKER_ROWS = 16384  # body-frames of the cache computed and written per step of a bake cut into timer ticks (ms)
 
 
 class InstanceBakeError(ValueError):
@@ -341,50 +343,88 @@ def _show(objects):
 
 
 # ----------------------------------------------------------------------------------------- public
-def bake_instances(context, objects, frame_start, body_poses, offset_location, offset_rotation):
+def bake_instances(context, objects, frame_start, body_poses, offset_location, offset_rotation, columns=None):
     """Bake body poses (F, N, 7), one column per object, as one instanced points object.
 
     ``offset_location`` and ``offset_rotation`` (N, 3), (N, 4) are each object's body frame relative to its
-    origin (convert.BodyBinding). Replaces the scene's previous instanced bake. Raises InstanceBakeError
+    origin (convert.BodyBinding); ``columns``, where given, the column of ``body_poses`` of each object (a
+    Recording's poses of every body). Replaces the scene's previous instanced bake. Raises InstanceBakeError
     naming the object and the field when a pose is not finite, the cache cannot be written, or Blender does
     not instance a source; the scene, the data and the cache folder are then as they were.
     """
+    return drain(bake_instances_steps(context, objects, frame_start, body_poses, offset_location, offset_rotation,
+                                      columns))
+
+
+def bake_instances_steps(context, objects, frame_start, body_poses, offset_location, offset_rotation,
+                         columns=None):
+    """bake_instances cut into steps for timer ticks (addon/ticks.py); returns the points object.
+
+    The poses are checked a few frames a step (about MARKER_ROWS body-frames, each taken from its columns
+    then: a copy of all poses at once took 70 ms for 2,000 bodies x 250 frames). One step then builds
+    everything Blender must rebuild its dependency graph for (datablocks, the sources in their collections,
+    hidden; a previous bake's points object hidden meanwhile), reads the instance order and shows the first
+    frame; that rebuild is Blender's and cannot be cut. The cache file is computed and written a few frames a
+    step, and the last step puts it in place and removes the previous bake. Closed between two steps (Esc), or
+    failing in one, it removes what it built, shows what it hid and deletes its file, so the file is as it was.
+    """
     scene = context.scene
     body_poses = np.asarray(body_poses, dtype=np.float64)
-    finite = np.isfinite(body_poses).all(axis=2)
-    if not finite.all():
-        frame, j = (int(v[0]) for v in np.nonzero(~finite))
-        raise InstanceBakeError(f"'{objects[j].name}': its simulated pose (location, rotation) is not finite at "
-                                f"frame {frame_start + frame}; nothing was baked")
+    frames, n = body_poses.shape[0], len(objects)
+    columns = np.arange(n) if columns is None else np.asarray(columns, dtype=np.int64)
+    rows = max(1, MARKER_ROWS // max(n, 1))  # frames a step
+    reach = 0.0
+    for f0 in range(0, frames, rows):
+        poses = body_poses[f0:f0 + rows, columns]
+        finite = np.isfinite(poses).all(axis=2)
+        if not finite.all():
+            frame, j = (int(v[0]) for v in np.nonzero(~finite))
+            raise InstanceBakeError(f"'{objects[j].name}': its simulated pose (location, rotation) is not finite "
+                                    f"at frame {frame_start + f0 + frame}; nothing was baked")
+        reach = max(reach, float(np.abs(poses[..., :3]).max(initial=0.0)))
+        yield "checking the poses", min(frames, f0 + rows), frames
     offset_location = np.asarray(offset_location, dtype=np.float64).reshape(-1, 3)
-    reach = np.abs(body_poses[..., :3]).max(initial=0.0) + np.linalg.norm(offset_location, axis=1).max(initial=0.0)
+    reach += np.linalg.norm(offset_location, axis=1).max(initial=0.0)
     local = body_markers(offset_location, offset_rotation, marker_length(reach))
     stored, path = _new_cache_file(scene)
-    built, newly_hidden, written = (None, None, None), [], False
+    built, newly_hidden, writer, held = (None, None, None), [], None, None
+    yield "building the instances", 0, frames
     try:
         built = points, sources, tree = _build(context, objects, frame_start)
+        previous = current(scene)[0]
+        if previous is not None and not previous.hide_viewport:  # its instances would show beside the new ones
+            held = previous
+            previous.hide_viewport = True
         newly_hidden = _hide_sources(objects)  # before the depsgraph runs, so that it is rebuilt once
         order = np.argsort(_child_order(context, points, objects))  # order[i]: the body of instance i
-        markers = marker_positions(body_poses[:, order], local[order])
+        local, columns = local[order], columns[order]
+        mesh = points.data
+        mesh.vertices.foreach_set("co", marker_positions(body_poses[:1, columns], local)[0].ravel())
+        scale = np.ones((3 * n, 3), dtype=np.float32)
+        scale[:n] = [tuple(objects[b].scale) for b in order]
+        mesh.attributes[SCALE].data.foreach_set("vector", scale.ravel())
+        mesh.update()
+        yield "writing the instances' point cache", 0, frames
         try:
-            point_cache.write_pc2(path, markers, start_frame=frame_start)
+            writer = point_cache.PC2Writer(path, 3 * n, frames, start_frame=frame_start)
+            for f0 in range(0, frames, rows):
+                f1 = min(frames, f0 + rows)
+                writer.write(marker_positions(body_poses[f0:f1, columns], local))
+                yield "writing the instances' point cache", f1, frames
+            writer.close()
         except (OSError, ValueError) as exc:
             raise InstanceBakeError(f"instanced bake '{POINTS_NAME}': cannot write its point cache (the "
                                     f"'{CACHE_MODIFIER}' modifier's file '{path}'): {exc}; nothing was baked") from exc
-        written = True
-        mesh = points.data
-        mesh.vertices.foreach_set("co", markers[0].ravel())
-        scale = np.ones((3 * len(objects), 3), dtype=np.float32)
-        scale[:len(objects)] = [tuple(objects[b].scale) for b in order]
-        mesh.attributes[SCALE].data.foreach_set("vector", scale.ravel())
-        mesh.update()
         points.modifiers[CACHE_MODIFIER].filepath = stored
-    except Exception as exc:
+    except BaseException as exc:  # a failure, or the steps closed (Esc): the file as it was
+        if writer is not None:
+            writer.abort()
+            point_cache.remove_file(path)  # and the cache folders it made, once empty
         _remove_blocks(*built[:1], None, *built[1:])
         _show(newly_hidden)
-        if written:
-            point_cache.remove_file(path)
-        if isinstance(exc, InstanceBakeError):
+        if held is not None:
+            held.hide_viewport = False
+        if isinstance(exc, InstanceBakeError) or not isinstance(exc, Exception):
             raise
         raise InstanceBakeError(f"instanced bake '{POINTS_NAME}' of {len(objects)} bodies failed: {exc}; "
                                 "nothing was baked") from exc

@@ -11,6 +11,7 @@ interrupted, so a job cancelled while compiling lets it finish in the
 background (numba keeps the result in its cache for the next run) and stops
 before the first frame; the operator does not wait for it.
 """
+import math
 import threading
 import time
 import traceback
@@ -18,6 +19,7 @@ import traceback
 import numpy as np
 
 from ..solver.precompile import CompileWatcher
+from .particle_bake import local_positions
 from .resume import joined
 
 
@@ -30,16 +32,33 @@ def seconds_left(done, total, first_frame_done, first_frame_at, now):
 
 
 class FinishedFrames:
-    """The body poses and rope nodes of the frames a run has finished, for the live preview (addon/preview.py).
+    """The frames a run has finished, for the live preview (addon/preview.py): body poses, rope nodes and
+    segments, and each particle group's or soft body's points as its display plays them.
 
     The worker copies the simulation's state into frame ``count`` as each frame ends, then counts it: the main
-    thread reads only frames below ``count``, which are never written again.
+    thread reads only frames below ``count``, which are never written again, so neither side waits for the
+    other. Particle positions can be many (a million particles are 12 MB a frame), so they are kept as float32
+    in the axes their display plays them (world axes for particles, a soft body's object axes:
+    particle_bake.local_positions, as its bake writes them), every ``particle_stride`` frames within
+    PARTICLE_BUDGET bytes; the newest frame is kept besides in a buffer that the worker fills under a lock and
+    the main thread only tries to take (`particles`), so a preview follows the run even when frames between
+    are not kept.
     """
 
-    def __init__(self, frames, n_bodies, rope_nodes):
+    PARTICLE_BUDGET = 256 * 2**20  # bytes of particle positions kept for scrubbing
+
+    def __init__(self, frames, n_bodies, rope_nodes, groups=(), group_sizes=()):
         self.body_poses = np.zeros((frames, n_bodies, 7))
         self.rope_nodes = [np.zeros((frames, n, 3)) for n in rope_nodes]
         self.rope_segments = [np.zeros((frames, n - 1, 4)) for n in rope_nodes]
+        self.groups = list(groups)  # convert.GroupBinding, whose ``index`` is the solver's group
+        points = sum(group_sizes)
+        self.particle_stride = max(1, math.ceil(frames * points * 12 / self.PARTICLE_BUDGET))
+        kept = -(-frames // self.particle_stride)
+        self.particle_frames = [np.zeros((kept, n, 3), dtype=np.float32) for n in group_sizes]
+        self._newest = [np.zeros((n, 3), dtype=np.float32) for n in group_sizes]
+        self._newest_frame = -1
+        self._newest_lock = threading.Lock()
         self.count = 0
 
     def capture(self, state):
@@ -50,7 +69,32 @@ class FinishedFrames:
         for r in range(len(self.rope_nodes)):
             self.rope_nodes[r][k] = state.rope_nodes(r)
             self.rope_segments[r][k] = state.rope_segments(r)
+        if self.groups:
+            shown = [local_positions(b, state.particle_positions(b.index)).astype(np.float32) for b in self.groups]
+            if k % self.particle_stride == 0:
+                for kept, points in zip(self.particle_frames, shown):
+                    kept[k // self.particle_stride] = points
+            if self.particle_stride > 1:
+                with self._newest_lock:  # held for a copy; the main thread never waits for it
+                    for newest, points in zip(self._newest, shown):
+                        newest[:] = points
+                    self._newest_frame = k
         self.count = k + 1
+
+    def particles(self, group, k):
+        """(frame, positions) of group number ``group`` (in ``groups``) for finished frame ``k``: that frame where
+        it was kept, else the kept one before it; None when the newest frame is being written (try again).
+        Positions from the kept frames are views never written again; the newest is copied."""
+        stride = self.particle_stride
+        if stride > 1 and k == self.count - 1 and k % stride:
+            if not self._newest_lock.acquire(blocking=False):
+                return None
+            try:
+                if self._newest_frame == k:
+                    return k, self._newest[group].copy()
+            finally:
+                self._newest_lock.release()
+        return k - k % stride, self.particle_frames[group][k // stride]
 
 
 class SimulationJob:
@@ -85,6 +129,7 @@ class SimulationJob:
         self.live = None                 # FinishedFrames, from the start pose on (the live preview reads it)
         self._sim = None
         self._cancel = threading.Event()
+        self.cancel_requests = 0
         self._thread = None
 
     # ---- control
@@ -101,6 +146,7 @@ class SimulationJob:
         return self.state
 
     def cancel(self):
+        self.cancel_requests += 1  # the modal operator's bake after the run stops on a new one
         self._cancel.set()
 
     @property
@@ -146,7 +192,9 @@ class SimulationJob:
     def _progress(self, done, total):
         state = self._sim.state  # what the Recording's frame done - 1 was just copied from
         if self.live is None:
-            self.live = FinishedFrames(total, len(state.position), [len(r["points"]) for r in self._sim.scene.ropes])
+            groups = self.conv.groups
+            self.live = FinishedFrames(total, len(state.position), [len(r["points"]) for r in self._sim.scene.ropes],
+                                       groups, [len(state.particle_positions(b.index)) for b in groups])
         self.live.capture(state)
         if self.resume_points is not None:
             self.resume_points.offer(self._sim, done, total)

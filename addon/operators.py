@@ -8,7 +8,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, St
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from . import (bake, body_shape, convert, fitting, instances, particle_bake, point_cache, preflight, preview, resume,
-               rope_rig, run_stats, runtime, shapes, stale)
+               rope_rig, run_stats, runtime, shapes, stale, ticks)
 from .job import SimulationJob
 from .properties import (BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, SHAPE_ITEMS, end_mode_property,
                          frame_range)
@@ -445,6 +445,12 @@ def bake_all(context, conv, rec, op=None, staged=None):
     modifiers and objects that play them. Returns (bodies, ropes, groups) baked, or None after reporting why
     nothing was (the earlier bake's caches kept). staged: the job's particle_bake.write_caches result or the
     error it raised, where the worker wrote the caches already (SimulationJob.stage)."""
+    return ticks.drain(bake_all_steps(context, conv, rec, op, staged))
+
+
+def bake_all_steps(context, conv, rec, op=None, staged=None):
+    """bake_all cut into steps for timer ticks (addon/ticks.py); closed before it commits (Esc), the staged
+    caches are discarded and the file is as it was."""
     scene = context.scene
     try:
         if isinstance(staged, Exception):
@@ -457,7 +463,7 @@ def bake_all(context, conv, rec, op=None, staged=None):
             op.report({'ERROR'}, message)
         return None
     try:
-        nb, nr = bake.bake_recording(context, conv, rec)
+        nb, nr = yield from bake.bake_recording_steps(context, conv, rec)
     except BaseException as exc:  # the earlier bake's point caches stay as they were
         particle_bake.discard_caches(written)
         if not isinstance(exc, ValueError):
@@ -511,8 +517,12 @@ def describe_bake(scene, bodies, ropes, groups):
 def bake_and_report(context, conv, rec, op=None, source="", staged=None):
     """bake_all, then say what was written (status and report); the message, or None after reporting why
     nothing was baked."""
+    return ticks.drain(bake_and_report_steps(context, conv, rec, op, source, staged))
+
+
+def bake_and_report_steps(context, conv, rec, op=None, source="", staged=None):
     scene = context.scene
-    counts = bake_all(context, conv, rec, op, staged)
+    counts = yield from bake_all_steps(context, conv, rec, op, staged)
     if counts is None:
         return None
     msg = f"{describe_bake(scene, *counts)} {source}".rstrip()
@@ -528,12 +538,19 @@ def bake_and_report(context, conv, rec, op=None, source="", staged=None):
 def finish_job(context, job, op=None):
     """Bake a finished job (main thread, one undo step) or report why nothing changed. A cancelled or diverged
     run's finished frames are baked too, marked partial."""
+    return ticks.drain(finish_steps(context, job, op))
+
+
+def finish_steps(context, job, op=None):
+    """finish_job cut into steps for the modal operator's timer ticks (addon/ticks.py); returns the operator's
+    result."""
     scene = context.scene
     if job.resume_points is not None:
         resume.keep(scene, job.resume_points, job.recording)
     if job.state != 'DONE':
         kept = job.recording.body_poses.shape[0] if job.recording is not None else 0
-        counts = bake_all(context, job.conv, job.recording, op) if kept >= 2 else None  # beyond the start pose
+        counts = (yield from bake_all_steps(context, job.conv, job.recording, op)) if kept >= 2 else None
+        # (kept >= 2: beyond the start pose)
         if counts is not None:
             scene.quadric.partial_bake_end = job.conv.frame_start + kept - 1
             message = (f"{job.message}; kept frames {job.conv.frame_start}-{scene.quadric.partial_bake_end} as a "
@@ -546,9 +563,9 @@ def finish_job(context, job, op=None):
         return {'FINISHED'} if counts is not None else {'CANCELLED'}
     compiled = (f", compiled {job.kernels_compiled} solver kernels in {job.compile_seconds:.0f} s, kept for next "
                 "time" if job.compile_seconds >= 1.0 else "")  # not the few numba compiles in every process
-    msg = bake_and_report(context, job.conv, job.recording, op,
-                          f"over {job.conv.frames} frames (simulated in {job.seconds:.1f} s{compiled})",
-                          job.stage_error or job.staged)
+    msg = yield from bake_and_report_steps(context, job.conv, job.recording, op,
+                                           f"over {job.conv.frames} frames (simulated in {job.seconds:.1f} s"
+                                           f"{compiled})", job.stage_error or job.staged)
     if msg is None:
         return {'CANCELLED'}
     scene.quadric.partial_bake_end = 0
@@ -573,8 +590,8 @@ def _tag_redraw(context):
 def timer_tick(context, job):
     """What the modal timer does on the main thread while the worker runs: True while still running.
 
-    Kept small so Blender's UI never waits on it: three numbers read, and at most one finished frame shown by
-    the live preview (addon/preview.py).
+    Kept small so Blender's UI never waits on it: three numbers read, and a tick's budget (ticks.TICK_BUDGET) of
+    showing the finished frame by the live preview (addon/preview.py).
     """
     state, done, total = job.poll()
     if state != 'RUNNING':
@@ -593,6 +610,8 @@ class SimulationRun:
     operator, so both derive from this."""
     _job = None
     _timer = None
+    _bake = None         # a ticks.Stepper of the bake once the run has ended
+    _bake_cancels = 0    # the job's cancel requests when the bake began
 
     @classmethod
     def poll(cls, context):
@@ -614,7 +633,8 @@ class SimulationRun:
             return {'CANCELLED'}
         self._job = active_job = job
         job.start()
-        preview.start(context, job.conv, job)
+        for note in preview.start(context, job.conv, job).notes:
+            self.report({'INFO'}, note)
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)
         wm.modal_handler_add(self)
@@ -628,7 +648,7 @@ class SimulationRun:
 
     def _cleanup(self, context):
         global active_job
-        preview.end()  # before any bake: the file as it was, but for the bake
+        preview.end()  # the file as it was
         wm = context.window_manager
         if self._timer is not None:
             wm.event_timer_remove(self._timer)
@@ -640,6 +660,8 @@ class SimulationRun:
 
     def modal(self, context, event):
         job = self._job
+        if self._bake is not None:
+            return self._bake_tick(context, event)
         if event.type == 'ESC' and event.value == 'PRESS':
             job.cancel()
             if job.state == 'RUNNING' and job.phase != 'SIMULATING':  # a compile cannot stop: it goes on, is kept
@@ -652,8 +674,43 @@ class SimulationRun:
             return self.release(context, job)
         if timer_tick(context, job):
             return {'PASS_THROUGH'}
+        preview.end()  # before any bake: the file as it was, but for the bake
+        self._bake = ticks.Stepper(finish_steps(context, job, self))
+        self._bake_cancels = job.cancel_requests
+        return self._bake_tick(context, None)
+
+    def _bake_tick(self, context, event):
+        """The bake after the run, a tick's budget (ticks.TICK_BUDGET) at a time. Esc or the Cancel button stop
+        it before it commits, leaving the file as it was; other input waits meanwhile (an undo in the middle
+        would take the data it is building away)."""
+        job, bake = self._job, self._bake
+        if (event is not None and event.type == 'ESC' and event.value == 'PRESS') or \
+                job.cancel_requests != self._bake_cancels:
+            self._bake_cancels = job.cancel_requests
+            if bake.cancel():
+                self._cleanup(context)
+                msg = f"bake cancelled after the run ({job.message or 'finished'}): nothing was baked"
+                context.scene.quadric.status = msg
+                self.report({'WARNING'}, msg)
+                return {'CANCELLED'}
+            self._status(context, "finishing the bake")
+            return {'RUNNING_MODAL'}
+        if event is not None and event.type != 'TIMER':
+            return {'RUNNING_MODAL'}
+        if event is not None and event.timer is not self._timer:
+            return {'PASS_THROUGH'}
+        try:
+            more = bake.advance()
+        except BaseException:
+            self._cleanup(context)
+            raise
+        if more:
+            what, done, total = bake.progress
+            self._status(context, f"baking: {what} ({done}/{total})" if what else "baking")
+            _tag_redraw(context)
+            return {'RUNNING_MODAL'}
         self._cleanup(context)
-        return finish_job(context, job, self)
+        return bake.result
 
     def release(self, context, job):
         """Give control back at once after Esc while the solver loads or compiles (see job.py)."""
@@ -666,6 +723,8 @@ class SimulationRun:
     def cancel(self, context):  # Blender closing the window or loading a file: never wait for the worker
         if self._job is not None:
             self._job.cancel()
+        if self._bake is not None and not self._bake.cancel():
+            self._bake.finish()  # it has committed: the rest of the bake, at once
         self._cleanup(context)
 
 
@@ -743,7 +802,8 @@ class QUADRIC_OT_resolve_overlaps(bpy.types.Operator):
 
 
 class QUADRIC_OT_cancel(bpy.types.Operator):
-    """Stop the running simulation; nothing is baked"""
+    """Stop the running simulation (its finished frames are baked, marked partial), or the instanced bake after
+    it (nothing is baked)"""
     bl_idname = "quadric.cancel"
     bl_label = "Cancel Simulation"
 

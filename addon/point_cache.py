@@ -30,12 +30,52 @@ def write_pc2(path, positions, start_frame=1.0, sample_rate=1.0):
         raise ValueError(f"point cache '{path}': positions must be (samples, points, 3), not {pos.shape}")
     if not np.all(np.isfinite(pos)):
         raise ValueError(f"point cache '{path}': positions contain NaN or infinity")
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = f"{path}.part"
-    with open(tmp, "wb") as handle:
-        handle.write(_HEADER.pack(SIGNATURE, 1, pos.shape[1], float(start_frame), float(sample_rate), pos.shape[0]))
-        np.ascontiguousarray(pos).tofile(handle)  # no bytes copy: 2,000 bodies x 250 frames are 18 MB
-    os.replace(tmp, path)
+    writer = PC2Writer(path, pos.shape[1], pos.shape[0], start_frame, sample_rate)
+    try:
+        writer.write(pos)
+        writer.close()
+    except BaseException:
+        writer.abort()
+        raise
+
+
+class PC2Writer:
+    """A PC2 file written some samples at a time (a bake cut into timer ticks) into ``path`` + '.part', renamed
+    into place by ``close`` once every sample is there; ``abort`` removes the part written."""
+
+    def __init__(self, path, points, samples, start_frame=1.0, sample_rate=1.0):
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self.path, self.part = path, f"{path}.part"
+        self.points, self.samples, self.written = points, samples, 0
+        self._handle = open(self.part, "wb")
+        try:
+            self._handle.write(_HEADER.pack(SIGNATURE, 1, points, float(start_frame), float(sample_rate), samples))
+        except BaseException:
+            self.abort()
+            raise
+
+    def write(self, positions):
+        """Append samples (k, points, 3)."""
+        pos = np.asarray(positions, dtype="<f4")
+        if pos.ndim != 3 or pos.shape[1:] != (self.points, 3) or self.written + len(pos) > self.samples:
+            raise ValueError(f"point cache '{self.path}': samples of shape {pos.shape} do not fit "
+                             f"({self.written} of {self.samples} samples of {self.points} points written)")
+        np.ascontiguousarray(pos).tofile(self._handle)  # no bytes copy: 2,000 bodies x 250 frames are 18 MB
+        self.written += len(pos)
+
+    def close(self):
+        self._handle.close()
+        if self.written != self.samples:
+            self.abort()
+            raise ValueError(f"point cache '{self.path}': {self.written} of {self.samples} samples written")
+        os.replace(self.part, self.path)
+
+    def abort(self):
+        self._handle.close()
+        try:
+            os.remove(self.part)
+        except FileNotFoundError:
+            pass
 
 
 def read_pc2(path):

@@ -12,9 +12,15 @@ scratch folder, the add-on loaded from this checkout by scripts/bake.py's loader
                simulation runs in the worker thread (goal < 50 ms), plus the
                longest oversleep of a 100 ms timer (GIL contention)
   preview_stall  the same with the live preview on, for 300 and 2,000 bodies
-               (--preview-bodies) bound to objects: the longest tick, the median
-               tick that showed a frame, the depsgraph evaluation after it (what a
-               viewport redraw waits for) and the restore when the run ends
+               (--tick-bodies) bound to objects: the longest tick (and of it, the main
+               thread's own CPU time and its wait in the run queue, where Linux says), the
+               median tick that showed part of a frame, the depsgraph evaluation after it
+               (what a viewport redraw waits for: the first builds the depsgraph of the
+               new scene, so the later ones apart) and the restore when the run ends
+  instance_stall  Bake To Instances after a run as the modal operator does it, a
+               timer tick's budget at a time, for 300 and 2,000 bodies (--tick-bodies,
+               --frames): the longest tick, the depsgraph evaluation after each, and
+               the same bake at once
   first_click  simulate click -> first simulated frame, with a cold numba cache
                (fresh folder) and then warm (same folder, new process)
   first_click_shipped
@@ -186,6 +192,34 @@ def child_ui_stall(args):
                 goal_ms=50)
 
 
+class ThreadTimes:
+    """Wall time of a span on this thread, split into its own CPU time (time.thread_time) and its wait in the run
+    queue (Linux's /proc/thread-self/schedstat; elsewhere None): the rest is time blocked (the GIL, a lock,
+    I/O)."""
+
+    def __enter__(self):
+        self.wall, self.cpu, self.runqueue = time.perf_counter(), time.thread_time(), self._run_delay()
+        return self
+
+    def __exit__(self, *exc):
+        wall, cpu, runqueue = time.perf_counter(), time.thread_time(), self._run_delay()
+        self.wall, self.cpu = wall - self.wall, cpu - self.cpu
+        self.runqueue = None if runqueue is None else runqueue - self.runqueue
+
+    @staticmethod
+    def _run_delay():
+        try:
+            with open("/proc/thread-self/schedstat") as handle:
+                return int(handle.read().split()[1]) * 1e-9
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def row(self, prefix):
+        ms = (lambda v: None if v is None else round(1e3 * v, 2))
+        return {f"{prefix}_ms": ms(self.wall), f"{prefix}_cpu_ms": ms(self.cpu),
+                f"{prefix}_runqueue_ms": ms(self.runqueue)}
+
+
 def child_preview_stall(args):
     """ui_stall with the live preview on: ``bodies`` objects bound to the pile's bodies, each timer tick showing
     the newest finished frame on them, and the depsgraph evaluation a viewport redraw then waits for. The worker
@@ -205,17 +239,18 @@ def child_preview_stall(args):
     context = bpy.context
     ticks, shown_ticks, evals = [], [], []
     job.start()
-    preview.start(context, conv, job)
+    live = preview.start(context, conv, job)
     interval = 0.1
     next_tick = time.perf_counter() + interval
     while True:
         time.sleep(max(0.0, next_tick - time.perf_counter()))
         woke = time.perf_counter()
-        shown = preview.live().shown
-        running = ops.timer_tick(context, job)
-        ticks.append(time.perf_counter() - woke)
-        if running and preview.live().shown != shown:
-            shown_ticks.append(ticks[-1])
+        writes = live.writes
+        with ThreadTimes() as tick:
+            running = ops.timer_tick(context, job)
+        ticks.append(tick)
+        if running and live.writes != writes:  # it wrote (part of) a frame
+            shown_ticks.append(tick.wall)
             t0 = time.perf_counter()
             context.evaluated_depsgraph_get()
             evals.append(time.perf_counter() - t0)
@@ -226,15 +261,64 @@ def child_preview_stall(args):
     preview.end()
     restore = time.perf_counter() - t0
     job.wait()
+    longest = max(ticks, key=lambda t: t.wall)
     return dict(case="preview_stall", bodies=args.bodies, frames=args.stall_frames, substeps=args.substeps,
                 state=job.state, simulate_seconds=round(job.seconds, 2), ticks=len(ticks),
-                frames_shown=len(shown_ticks), max_tick_ms=round(1e3 * max(ticks), 2),
-                max_frame_tick_ms=round(1e3 * max(shown_ticks), 2) if shown_ticks else None,
-                first_frame_tick_ms=round(1e3 * shown_ticks[0], 2) if shown_ticks else None,
+                frames_shown=live.frames_completed, budget_ms=tick_budget_ms(mod),
+                **longest.row("max_tick"),
                 median_frame_tick_ms=(round(1e3 * sorted(shown_ticks)[len(shown_ticks) // 2], 2) if shown_ticks
                                       else None),
-                max_eval_ms=round(1e3 * max(evals), 2) if evals else None, restore_ms=round(1e3 * restore, 2),
-                goal_ms=50)
+                max_eval_ms=round(1e3 * max(evals), 2) if evals else None,
+                first_eval_ms=round(1e3 * evals[0], 2) if evals else None,
+                max_later_eval_ms=round(1e3 * max(evals[1:]), 2) if len(evals) > 1 else None,
+                median_eval_ms=round(1e3 * sorted(evals)[len(evals) // 2], 2) if evals else None,
+                restore_ms=round(1e3 * restore, 2), goal_ms=50, load=round(os.getloadavg()[0], 1))
+
+
+def tick_budget_ms(mod):
+    return round(1e3 * mod("ticks").TICK_BUDGET, 1)
+
+
+def child_instance_stall(args):
+    """The instanced bake after a run as the modal operator makes it, a timer tick's budget at a time (a Stepper
+    over bake.bake_recording_steps), with the depsgraph evaluated after each tick as a viewport redraw would;
+    then the same bake at once, as before it was cut into ticks."""
+    import bpy
+
+    mod = load_addon()
+    bake, ticks_mod = mod("bake"), mod("ticks")
+    n, frames = args.bodies, args.frames
+    conv, Rec = pebble_run(mod, n, frames)
+    context = bpy.context
+    context.scene.quadric.bake_output = 'INSTANCES'
+    context.view_layer.update()
+    stepper = ticks_mod.Stepper(bake.bake_recording_steps(context, conv, Rec))
+    ticks, evals = [], []
+    started = time.perf_counter()
+    while True:
+        with ThreadTimes() as tick:
+            more = stepper.advance()
+        ticks.append(tick)
+        t0 = time.perf_counter()
+        context.evaluated_depsgraph_get()
+        evals.append(time.perf_counter() - t0)
+        if not more:
+            break
+    ticked_seconds = time.perf_counter() - started
+    longest = max(range(len(ticks)), key=lambda k: ticks[k].wall)
+    bpy.ops.quadric.clear_bake()
+    context.view_layer.update()
+    t0 = time.perf_counter()
+    bake.bake_recording(context, conv, Rec)
+    t1 = time.perf_counter()
+    context.evaluated_depsgraph_get()
+    t2 = time.perf_counter()
+    ms = (lambda v: round(1e3 * v, 2))
+    return dict(case="instance_stall", bodies=n, frames=frames, ticks=len(ticks), budget_ms=tick_budget_ms(mod),
+                **ticks[longest].row("max_tick"), eval_after_max_tick_ms=ms(evals[longest]),
+                median_tick_ms=ms(sorted(t.wall for t in ticks)[len(ticks) // 2]), max_eval_ms=ms(max(evals)),
+                ticked_seconds=round(ticked_seconds, 3), at_once_ms=ms(t1 - t0), at_once_eval_ms=ms(t2 - t1),
+                goal_ms=50, load=round(os.getloadavg()[0], 1))
 
 
 def _threading_layer():
@@ -286,6 +370,22 @@ def pebble_objects(mod, scene, n):
     return bindings
 
 
+def pebble_run(mod, n, frames):
+    """A new scene of ``n`` pebbles over ``frames`` frames and a Recording of random poses for them:
+    (Conversion, Recording)."""
+    import numpy as np
+
+    scene = fresh_scene()
+    scene.frame_start, scene.frame_end = 1, frames
+    bindings = pebble_objects(mod, scene, n)
+    poses = random_poses(np.random.default_rng(4), frames, n)
+
+    class Rec:
+        body_poses = poses
+
+    return mod("convert").Conversion(None, bindings, [], 1, frames, 24.0, 10, 0), Rec
+
+
 def timed_bake(mod, context, conv, rec, output, frames):
     """(bake seconds, first evaluation seconds, playback frames per second, objects added) of one bake of
     ``output``, cleared again after."""
@@ -311,20 +411,10 @@ def timed_bake(mod, context, conv, rec, output, frames):
 
 def child_instances(args):
     import bpy
-    import numpy as np
 
     mod = load_addon()
-    convert = mod("convert")
-    scene = fresh_scene()
     n, frames = args.bodies, args.frames
-    scene.frame_start, scene.frame_end = 1, frames
-    bindings = pebble_objects(mod, scene, n)
-    poses = random_poses(np.random.default_rng(4), frames, n)
-
-    class Rec:
-        body_poses = poses
-
-    conv = convert.Conversion(None, bindings, [], 1, frames, 24.0, 10, 0)
+    conv, Rec = pebble_run(mod, n, frames)
     context = bpy.context
     bake_s, eval_s, fps, added = timed_bake(mod, context, conv, Rec, 'INSTANCES', frames)
     rows = [dict(case="instance_bake", n=n, frames=frames, bake_seconds=round(bake_s, 3),
@@ -419,7 +509,7 @@ def child_particle_write(args):
 
 
 CHILDREN = dict(body_write=child_body_write, rope_write=child_rope_write, ui_stall=child_ui_stall,
-                preview_stall=child_preview_stall,
+                preview_stall=child_preview_stall, instance_stall=child_instance_stall,
                 first_click=child_first_click, first_click_shipped=child_first_click_shipped,
                 particle_write=child_particle_write, instances=child_instances)
 
@@ -446,7 +536,8 @@ def run_child(case, args, user_dir, extra=()):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", nargs="+", default=["body_write", "rope_write", "ui_stall", "preview_stall",
-                                                   "first_click", "first_click_shipped", "particle_write", "instances"],
+                                                   "instance_stall", "first_click", "first_click_shipped",
+                                                   "particle_write", "instances"],
                     choices=sorted(CHILDREN))
     ap.add_argument("--bodies", type=int, default=1000)
     ap.add_argument("--frames", type=int, default=250)
@@ -455,7 +546,8 @@ def main():
     ap.add_argument("--stall-bodies", type=int, default=1000)
     ap.add_argument("--stall-frames", type=int, default=96)
     ap.add_argument("--substeps", type=int, default=10)
-    ap.add_argument("--preview-bodies", type=int, nargs="+", default=[300, 2000])
+    ap.add_argument("--tick-bodies", "--preview-bodies", type=int, nargs="+", default=[300, 2000],
+                    help="preview_stall and instance_stall: the body counts")
     ap.add_argument("--instance-bodies", type=int, nargs="+", default=[2000, 100000])
     ap.add_argument("--instance-frames", type=int, default=250)
     ap.add_argument("--keyframe-bodies-max", type=int, default=20000,
@@ -478,8 +570,8 @@ def main():
     try:
         warm_dir = os.path.join(scratch, "warm")
         for case in args.cases:
-            if case == "preview_stall":
-                for n in args.preview_bodies:
+            if case in ("preview_stall", "instance_stall"):
+                for n in args.tick_bodies:
                     run_child(case, args, warm_dir, [f"--bodies={n}"])
                 continue
             if case == "instances":

@@ -1038,6 +1038,104 @@ def scenario_instances(out, blend_path, usd_path):
     return res
 
 
+def mesh_co(obj):
+    """A mesh object's vertices as stored (float32, the object's axes)."""
+    co = np.empty(3 * len(obj.data.vertices), dtype=np.float32)
+    obj.data.vertices.foreach_get("co", co)
+    return co.reshape(-1, 3)
+
+
+def instance_bake_state(scene):
+    """An instanced bake as the file holds it: the cache's samples (not its file name), the points mesh, the
+    instances Blender makes at a few frames."""
+    points = scene.quadric.instance_points
+    data, start, rate = mod("point_cache").read_pc2(bpy.path.abspath(points.modifiers[mod("instances").CACHE_MODIFIER]
+                                                                     .filepath))
+    scale = np.empty(3 * len(points.data.vertices), dtype=np.float32)
+    points.data.attributes[mod("instances").SCALE].data.foreach_get("vector", scale)
+    return dict(samples=data.tolist(), start=start, rate=rate, co=mesh_co(points).tolist(), scale=scale.tolist(),
+                names=[points.name, points.data.name, scene.quadric.instance_nodes.name,
+                       scene.quadric.instance_sources.name],
+                instances=instance_frames(scene, points, [scene.frame_start, scene.frame_start + 7]))
+
+
+def scenario_instances_chunks(out, blend_path):
+    """Bake To Instances after a run through the modal operator's timer, one step a tick (a budget of zero, a
+    frame of the cache a step), against the same bake at once; Esc and the Cancel button in the middle leave
+    the file (with an earlier bake) as it was; Esc once the bake has committed lets it finish."""
+    scene, bodies = build_bake_scene()
+    scene.quadric.bake_output = 'INSTANCES'
+    folder = os.path.dirname(blend_path)
+    bpy.ops.wm.save_as_mainfile(filepath=blend_path)
+    ops, ticks, instances = mod("operators"), mod("ticks"), mod("instances")
+    ctx = bpy.context
+    displays = [o.quadric.shape_display for o in bodies]
+    job = ops.prepare_job(ctx)
+    job.run_sync()
+    res = dict(frames=len(job.recording.body_poses))
+    before = datablock_names()
+    ticks.TICK_BUDGET, instances.MARKER_ROWS = 0.0, 2  # two bodies: one frame of the cache a step
+
+    def operator():
+        op, reports = operator_for(job, ctx.window_manager.event_timer_add(0.1))
+        ops.active_job = job
+        return op, reports
+
+    # 1. A tick at a time, then at once.
+    op, _ = operator()
+    res["ticked_results"] = tick_to_end(op, ctx)
+    res["ticked_status"] = scene.quadric.status
+    res["ticked"] = instance_bake_state(scene)
+    bpy.ops.quadric.clear_bake()
+    res["cleared"] = datablock_names() == before
+    res["one_shot_finish"] = sorted(ops.finish_job(ctx, job))
+    res["one_shot"] = instance_bake_state(scene)
+
+    def kept_state():
+        points = scene.quadric.instance_points
+        return dict(blocks=datablock_names(), files=files_under(folder), visibility=visibility(bodies + displays),
+                    points=[points.name, points.hide_viewport], instances=instance_matrices(points),
+                    status=[o.quadric.instance_hidden for o in bodies])
+
+    def tick_until_written(op, frames):
+        """Timer events until the steps have written ``frames`` frames of the cache; what each returned."""
+        results = []
+        while op._bake is None or op._bake.progress[:2] < ("writing the instances' point cache", frames):
+            results.append(sorted(op.modal(ctx, Event('TIMER', op._timer))))
+            assert results[-1] == ['RUNNING_MODAL'] and len(results) < 1000, results
+        return results
+
+    # 2. Esc after a few frames of the cache, the bake at once still in place.
+    kept = kept_state()
+    op, reports = operator()
+    res["mid_results"] = tick_until_written(op, 3)
+    res["mid_progress"] = list(op._bake.progress)
+    res["mid_previous_hidden"] = scene.quadric.instance_points.hide_viewport  # beside the new one meanwhile
+    res["mid_files"] = files_under(folder)
+    res["esc"] = sorted(op.modal(ctx, Event('ESC')))
+    res["esc_reports"], res["esc_status"] = reports, scene.quadric.status
+    res["esc_active_job"] = ops.active_job is not None
+    res["esc_kept"], res["esc_before"], res["esc_after"] = kept == kept_state(), kept, kept_state()
+
+    # 3. The Cancel button in the middle.
+    op, _ = operator()
+    tick_until_written(op, 1)
+    res["button"] = sorted(bpy.ops.quadric.cancel())
+    res["button_tick"] = sorted(op.modal(ctx, Event('TIMER', op._timer)))
+    res["button_kept"] = kept == kept_state()
+
+    # 4. Esc once the bake has committed (the new cache in place, the earlier bake removed): it finishes.
+    op, _ = operator()
+    ticked = []
+    while op._bake is None or not op._bake.committed:
+        ticked.append(sorted(op.modal(ctx, Event('TIMER', op._timer))))
+        assert ticked[-1] == ['RUNNING_MODAL'] and len(ticked) < 1000, ticked
+    res["late_esc"] = sorted(op.modal(ctx, Event('ESC')))
+    res["late_end"] = tick_to_end(op, ctx)
+    res["late"] = instance_bake_state(scene)
+    return res
+
+
 def scenario_instances_render(out):
     """Cycles renders of a glowing cube baked as an instance that leaves the camera's view at frame 2: the centre
     and corner pixels before the bake, at frame 1 (the instance there, its source hidden) and at frame 2
@@ -1775,10 +1873,20 @@ def operator_for(job, timer=None):
     import types
 
     reports = []
-    op = types.SimpleNamespace(_job=job, _timer=timer, report=lambda kind, msg: reports.append((sorted(kind), msg)))
-    for name in ("_status", "_cleanup", "release", "modal", "cancel"):
+    op = types.SimpleNamespace(_job=job, _timer=timer, _bake=None, _bake_cancels=0,
+                               report=lambda kind, msg: reports.append((sorted(kind), msg)))
+    for name in ("_status", "_cleanup", "release", "modal", "_bake_tick", "cancel"):
         setattr(op, name, getattr(bpy.types.QUADRIC_OT_simulate, name).__get__(op))
     return op, reports
+
+
+def tick_to_end(op, ctx, limit=100000):
+    """Timer events to the modal operator until it ends; what each returned."""
+    results = []
+    while not results or results[-1] == ['RUNNING_MODAL']:
+        results.append(sorted(op.modal(ctx, Event('TIMER', op._timer))))
+        assert len(results) < limit, "the operator does not end"
+    return results
 
 
 def scenario_simulate_control(out):
@@ -1855,11 +1963,31 @@ def world_frames(objs, arm):
     return res
 
 
+def held_job(ctx, hold_at):
+    """A started job whose worker waits once ``hold_at`` frames are done, the live preview on and the modal
+    operator polling it: (job, operator, the gate that lets the worker go on)."""
+    import threading
+
+    ops, preview = mod("operators"), mod("preview")
+    gate, reached = threading.Event(), threading.Event()
+
+    def hold(done, total):
+        if done == hold_at:
+            reached.set()
+            gate.wait(120)
+
+    job = ops.prepare_job(ctx, on_progress=hold)
+    ops.active_job = job
+    job.start()
+    preview.start(ctx, job.conv, job)
+    op, _ = operator_for(job, ctx.window_manager.event_timer_add(0.1))
+    reached.wait(300)
+    return job, op, gate
+
+
 def scenario_live_preview(out):
     """The live preview through the modal operator's timer and the timeline, with the worker held at chosen
     frames: the poses shown, scrubbing, and the file left as it was when the run is cancelled or ends."""
-    import threading
-
     scene, bodies = build_bake_scene()
     rope_curve = make_curve("Swing", [(3.0, 0.0, 2.0), (4.0, 0.0, 2.0)])
     select_only(rope_curve)
@@ -1877,28 +2005,10 @@ def scenario_live_preview(out):
     bones = list(arm.pose.bones)
     scene.frame_set(7)
     ops, preview = mod("operators"), mod("preview")
+    mod("ticks").TICK_BUDGET = 1e9  # a frame a tick however busy the machine (a budget's steps: preview_chunks)
     ctx = bpy.context
-    wm = ctx.window_manager
     handlers = len(bpy.app.handlers.frame_change_post)
     res["handlers_before"] = handlers
-
-    def held_run(hold_at):
-        """A started job whose worker waits once `hold_at` frames are done, with the operator polling it."""
-        gate = threading.Event()
-        reached = threading.Event()
-
-        def hold(done, total):
-            if done == hold_at:
-                reached.set()
-                gate.wait(120)
-
-        job = ops.prepare_job(ctx, on_progress=hold)
-        ops.active_job = job
-        job.start()
-        preview.start(ctx, job.conv, job)
-        op, _ = operator_for(job, wm.event_timer_add(0.1))
-        reached.wait(300)
-        return job, op, gate
 
     # 1. Cancelled (the window closes) while the preview shows frame 3: everything as it was, nothing baked. A
     #    body deleted meanwhile is passed over.
@@ -1907,7 +2017,7 @@ def scenario_live_preview(out):
     select_only(extra)
     bpy.ops.quadric.add_body(shape='ELLIPSOID')
     before = transforms(objs + [arm], bones)
-    job, op, gate = held_run(4)
+    job, op, gate = held_job(ctx, 4)
     res["cancel_tick"] = sorted(op.modal(ctx, Event('TIMER', op._timer)))
     res["cancel_shown"] = preview.live().shown
     res["cancel_moved"] = transforms(objs + [arm], bones) != before
@@ -1923,7 +2033,7 @@ def scenario_live_preview(out):
 
     # 2. A run held after 9 frames: the timer shows the newest, the timeline scrubs over the finished ones.
     before = transforms(objs + [arm], bones)
-    job, op, gate = held_run(9)
+    job, op, gate = held_job(ctx, 9)
     start = job.conv.frame_start
     res["frame_start"] = start
     res["bindings"] = {b.object_name: dict(index=b.index, offset_location=list(b.offset_location),
@@ -1949,7 +2059,8 @@ def scenario_live_preview(out):
     res["recording"] = job.recording.body_poses.tolist()
     res["rope_nodes"] = job.recording.rope_nodes(job.conv.ropes[0].index).tolist()
     res["live_equal"] = bool((job.live.body_poses == job.recording.body_poses).all())
-    res["end_tick"] = sorted(op.modal(ctx, Event('TIMER', op._timer)))  # ends the run: restores, then bakes
+    end_ticks = tick_to_end(op, ctx)  # the first ends the run and restores, then the bake (a tick's budget each)
+    res["end_tick"], res["end_ticks_before"] = end_ticks[-1], end_ticks[:-1]
     res["end_handlers"] = len(bpy.app.handlers.frame_change_post)
     res["end_live"] = preview.live() is not None
     res["baked_after_end"] = {o.name: o.quadric.is_baked for o in objs + [arm]}
@@ -1977,6 +2088,119 @@ def scenario_live_preview(out):
     ball.quadric.semi_axes[0] *= 1.1
     res["stale_shape"] = stale.why_stale(ball, scene.frame_current)
     res["stale_unbaked"] = stale.why_stale(bpy.data.objects["Ground"], scene.frame_current)
+    return res
+
+
+def build_preview_scene():
+    """The particle bake scene's grains and sheet, six pebbles and a rope: everything the live preview shows."""
+    scene, grains, sheet = build_particle_bake_scene()
+    scene.frame_end = 16
+    pebbles = []
+    for k in range(6):
+        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=1, radius=0.1, location=(-2.0 + 0.3 * k, 2.0, 0.5))
+        bpy.context.object.name = f"Pebble.{k}"
+        bpy.context.object.rotation_euler = (0.3 * k, 0.1, 0.0)
+        pebbles.append(bpy.context.object)
+    select_only(*pebbles)
+    bpy.ops.quadric.add_body(shape='ELLIPSOID')
+    select_only(make_curve("Swing", [(-1.0, -2.0, 2.0), (0.0, -2.0, 2.0)]))
+    bpy.ops.quadric.make_rope(segments=4, radius=0.02, start_mode='PIN', end_mode='FREE')
+    return scene, pebbles, bpy.context.object, grains, sheet
+
+
+def scenario_preview_chunks(out):
+    """The live preview a tick's budget at a time (a budget of zero: one body, rope or group per tick) against
+    showing the frame at once; particle groups and soft bodies shown; cancelling puts everything back. Then,
+    after a bake, with the particles kept every few frames only (the newest through the worker's handoff)."""
+    scene, pebbles, arm, grains, sheet = build_preview_scene()
+    ops, preview, ticks, job_mod, particle_bake = (mod(n) for n in ("operators", "preview", "ticks", "job",
+                                                                    "particle_bake"))
+    ctx = bpy.context
+    bones = list(arm.pose.bones)
+    res = dict(problems=[(p.severity, p.message) for p in mod("preflight").check(ctx)])
+
+    def everything():
+        """All the preview may change: transforms, actions, datablocks, vertices, modifiers' visibility."""
+        return dict(transforms=transforms(pebbles + [arm], bones), blocks=datablock_names(),
+                    node_groups=sorted(bpy.data.node_groups.keys()),
+                    vertices={o.name: mesh_co(o).tolist() for o in bpy.data.objects if o.type == 'MESH'},
+                    modifiers={o.name: [(m.name, m.show_viewport) for m in o.modifiers] for o in bpy.data.objects})
+
+    def shown(live):
+        """What the viewport shows: the objects' transforms as stored, the bones', each group's points."""
+        bpy.context.view_layer.update()
+        displays = {g.binding.object_name: g.target for g in live.groups}
+        return dict(objects={o.name: [o.rotation_mode, list(o.location), list(o.rotation_quaternion)]
+                             for o in pebbles},
+                    bones={b.name: [list(b.location), list(b.rotation_quaternion)] for b in bones},
+                    matrices={o.name: [list(r) for r in o.matrix_world] for o in pebbles},
+                    bone_heads=[list(arm.matrix_world @ b.head) for b in bones],
+                    grains=mesh_co(displays["Grains"]).tolist(), grains_drawn=instance_positions(
+                        displays["Grains"]).tolist(),
+                    sheet=mesh_co(sheet).tolist(), sheet_drawn=evaluated_vertices(sheet).tolist())
+
+    def expected(job, frames):
+        """The Recording's poses and points at those frames, the points as their displays play them."""
+        rec, groups = job.recording, {b.object_name: b for b in job.conv.groups}
+        return {str(k): dict(
+            poses={b.object_name: rec.body_poses[k, b.index].tolist() for b in job.conv.bodies},
+            rope=rec.rope_nodes(job.conv.ropes[0].index)[k].tolist(),
+            grains=np.asarray(rec.particles(groups["Grains"].index)[k], dtype=np.float32).tolist(),
+            sheet=particle_bake.local_positions(groups["Sheet"], rec.particles(groups["Sheet"].index)[k])
+            .astype(np.float32).tolist(),
+            sheet_world=rec.particles(groups["Sheet"].index)[k].tolist()) for k in frames}
+
+    # 1. No bake yet: the grains get a particles object made for the preview.
+    before = everything()
+    ticks.TICK_BUDGET, preview.CHUNK = 0.0, 1
+    job, op, gate = held_job(ctx, 6)  # frames 0-5 finished
+    live = preview.live()
+    res["bindings"] = {b.object_name: dict(index=b.index, offset_location=list(b.offset_location),
+                                           offset_rotation=list(b.offset_rotation)) for b in job.conv.bodies}
+    res["sheet_matrix"] = np.asarray(next(b for b in job.conv.groups if b.object_name == "Sheet").matrix).tolist()
+    res["frame_start"] = job.conv.frame_start
+    moved, results = [], []
+    while live.shown != 5 and len(results) < 1000:
+        was = {o.name: list(o.location) for o in pebbles}
+        results.append(sorted(op.modal(ctx, Event('TIMER', op._timer))))
+        moved.append(sum(list(o.location) != was[o.name] for o in pebbles))
+    res["chunk_results"], res["chunk_moved"], res["chunk_shown"] = results, moved, live.shown
+    res["chunked"] = shown(live)
+    res["made_display"] = [g.made for g in live.groups if g.binding.object_name == "Grains"]
+    live.show(2)
+    live.show(5)  # at once, after another frame
+    res["one_shot"] = shown(live)
+    op.cancel(ctx)
+    res["cancel_before"], res["cancel_after"] = before, everything()
+    gate.set()
+    job.wait(300)
+    res["expected"] = expected(job, [5])
+
+    # 2. After a bake: its particles object and the sheet's Mesh Cache (held off meanwhile) show the run; the
+    #    particles are kept every 4th frame, the newest handed over apart.
+    ticks.TICK_BUDGET, preview.CHUNK = 1e9, 64  # a frame a tick, however busy the machine
+    res["bake"] = sorted(bpy.ops.quadric.simulate())
+    before = everything()
+    job_mod.FinishedFrames.PARTICLE_BUDGET = 2000  # bytes: 16 frames x 37 points x 12 bytes need 4x that
+    job, op, gate = held_job(ctx, 7)  # frames 0-6 finished: 6 is not a kept one
+    live = preview.live()
+    results = []
+    while live.shown != 6 and len(results) < 1000:
+        results.append(sorted(op.modal(ctx, Event('TIMER', op._timer))))
+    res["stride"] = job.live.particle_stride
+    res["reused_display"] = [(g.made, g.target.name) for g in live.groups if g.binding.object_name == "Grains"]
+    res["output"] = grains.quadric.particles.output_object.name
+    res["cache_held"] = sheet.modifiers[particle_bake.CACHE_MODIFIER].show_viewport
+    res["newest"] = shown(live)
+    scene.frame_set(job.conv.frame_start + 5)  # the timeline on frame index 5: particles kept at 4
+    res["scrubbed_shown"] = live.shown
+    res["scrubbed"] = shown(live)
+    scene.frame_set(scene.frame_start)
+    op.cancel(ctx)
+    res["cancel2_before"], res["cancel2_after"] = before, everything()
+    gate.set()
+    job.wait(300)
+    res["expected2"] = expected(job, [4, 5, 6])
     return res
 
 
@@ -2370,16 +2594,17 @@ def scenario_particle_bake(out, blend_path):
     job = ops.prepare_job(ctx, on_progress=lambda done, total: done >= 5 and job.cancel())
     job.start()
     job.wait(timeout=600)
-    bake_module, real = mod("bake"), mod("bake").bake_recording
+    bake_module, real = mod("bake"), mod("bake").bake_recording_steps
 
     def refuse(context, conv, rec):
         raise ValueError("instanced bake 'Points': refused by the test")
+        yield  # noqa: the steps of a bake that fails at once
 
-    bake_module.bake_recording = refuse
+    bake_module.bake_recording_steps = refuse
     try:
         res["failed_finish"] = sorted(ops.finish_job(ctx, job))
     finally:
-        bake_module.bake_recording = real
+        bake_module.bake_recording_steps = real
     res["failed_status"] = scene.quadric.status
     res["failed_caches_kept"] = [digest(f) for f in files] == kept
     res["failed_leftovers"] = sorted(os.listdir(os.path.dirname(files[0])))

@@ -190,3 +190,36 @@ def test_thousands_of_pebbles_add_one_object_and_every_instance_is_placed(scenar
     assert all(len(placed) == count for placed in res["instances"].values())
     assert_instances_match(res, res["instances"], 3 * F32)
     print(f"instanced bake of {count} bodies x {len(res['recording'])} frames: {res['bake_seconds']:.3f} s")
+
+
+# ------------------------------------------------------------- the bake after a run, a tick's budget at a time
+@pytest.fixture(scope="module")
+def chunks(checkout_kernels, scenario, tmp_path_factory):
+    return scenario("instances_chunks", tmp_path_factory.mktemp("instances_chunks") / "scene.blend")
+
+
+def test_the_bake_goes_a_step_a_tick_and_ends_as_the_bake_at_once(chunks):
+    results = chunks["ticked_results"]
+    assert results[-1] == ["FINISHED"] and all(r == ["RUNNING_MODAL"] for r in results[:-1])
+    assert len(results) >= chunks["frames"]  # a budget of zero: a frame of the cache a tick
+    assert "as instances of 'Quadric Instances'" in chunks["ticked_status"]
+    assert chunks["cleared"] and chunks["one_shot_finish"] == ["FINISHED"]
+    assert chunks["ticked"] == chunks["one_shot"]  # bit for bit: samples, points mesh, instances
+
+
+def test_esc_or_cancel_in_the_middle_of_the_bake_leaves_the_file_as_it_was(chunks):
+    assert all(r == ["RUNNING_MODAL"] for r in chunks["mid_results"])
+    what, done, total = chunks["mid_progress"]
+    assert what == "writing the instances' point cache" and 0 < done < total == chunks["frames"]
+    assert chunks["mid_previous_hidden"]  # the earlier bake's instances stepped aside meanwhile
+    assert any(f.endswith(".pc2.part") for f in chunks["mid_files"])
+    assert chunks["esc"] == ["CANCELLED"] and not chunks["esc_active_job"]
+    assert chunks["esc_status"].startswith("bake cancelled after the run") and "nothing was baked" in \
+        chunks["esc_status"]
+    assert chunks["esc_after"] == chunks["esc_before"]  # datablocks, files, visibility, the earlier bake's instances
+    assert chunks["button"] == ["FINISHED"] and chunks["button_tick"] == ["CANCELLED"] and chunks["button_kept"]
+
+
+def test_esc_once_the_bake_has_committed_lets_it_finish(chunks):
+    assert chunks["late_esc"] == ["RUNNING_MODAL"] and chunks["late_end"][-1] == ["FINISHED"]
+    assert chunks["late"] == chunks["one_shot"]

@@ -63,6 +63,7 @@ def test_a_cancelled_preview_leaves_every_transform_and_action_as_it_was(live):
 
 def test_a_finished_preview_restores_the_objects_before_baking(live):
     assert live["job_state"] == "DONE" and live["end_tick"] == ["FINISHED"]
+    assert all(result == ["RUNNING_MODAL"] for result in live["end_ticks_before"])
     assert live["end_handlers"] == live["handlers_before"] and not live["end_live"]
     assert all(live["baked_after_end"].values())
     # the bake stored the pebble's transform from before the preview as its original
@@ -92,3 +93,56 @@ def test_the_stale_indicator_names_what_changed_since_the_bake(live):
     assert live["stale_after_frame_change"] == ""  # the frame change put it back on its baked path
     assert live["stale_shape"].startswith("Start pose or settings changed")
     assert live["stale_unbaked"] == ""
+
+
+# ---------------------------------------------------------------------- a tick's budget at a time, and particles
+@pytest.fixture(scope="module")
+def chunks(scenario):
+    return scenario("preview_chunks")
+
+
+def test_a_frame_is_shown_over_several_ticks_and_ends_as_shown_at_once(chunks):
+    assert all(severity == 'WARNING' for severity, _ in chunks["problems"])  # (ropes pass through particles)
+    results, moved = chunks["chunk_results"], chunks["chunk_moved"]
+    assert chunks["chunk_shown"] == 5 and all(r == ["PASS_THROUGH"] for r in results)
+    # a budget of zero: one pebble a tick (then the rope and each group), not all six at once
+    assert len(results) >= 6 + 1 + 2 and max(moved) == 1
+    assert chunks["chunked"] == chunks["one_shot"]  # bit for bit: transforms, bones, points as stored and drawn
+
+
+def test_the_preview_shows_bodies_ropes_particles_and_soft_bodies_as_recorded(chunks):
+    want = chunks["expected"]["5"]
+    shown = chunks["chunked"]
+    for name, pose in want["poses"].items():
+        b = chunks["bindings"][name]
+        matrix = np.array(shown["matrices"][name])
+        position, rotation = np.array(pose[:3]), quat_to_matrix(np.array(pose[3:]))
+        offset = quat_to_matrix(np.array(b["offset_rotation"]))
+        assert matrix[:3, 3] + matrix[:3, :3] @ np.array(b["offset_location"]) == pytest.approx(position, abs=TRANSFORM)
+        assert matrix[:3, :3] @ offset == pytest.approx(rotation, abs=TRANSFORM)
+    assert np.array(shown["bone_heads"]) == pytest.approx(np.array(want["rope"])[:-1], abs=TRANSFORM)
+    # points: the Recording's in float32, in the axes their display plays them, exactly as the bake writes them
+    assert chunks["made_display"] == [True]  # no earlier bake: a particles object made for the preview
+    assert shown["grains"] == want["grains"] and shown["sheet"] == want["sheet"]
+    assert shown["sheet_drawn"] == want["sheet"]
+    assert np.array(shown["grains_drawn"]) == pytest.approx(np.array(want["grains"]), abs=FLOAT32)
+    # the sheet's object axes: the soft body's world matrix at the first frame takes them to the Recording's
+    matrix = np.array(chunks["sheet_matrix"])
+    world = np.array(shown["sheet"]) @ matrix[:3, :3].T + matrix[:3, 3]
+    assert world == pytest.approx(np.array(want["sheet_world"]), abs=TRANSFORM)
+
+
+def test_cancelling_the_preview_puts_back_vertices_modifiers_and_what_it_made(chunks):
+    assert chunks["cancel_after"] == chunks["cancel_before"]  # no particles object, node group or vertex left
+    assert chunks["cancel2_after"] == chunks["cancel2_before"]  # the bake's caches and meshes as they were
+
+
+def test_after_a_bake_the_preview_uses_its_particles_object_and_holds_its_caches_off(chunks):
+    assert chunks["bake"] == ["FINISHED"]
+    assert chunks["reused_display"] == [[False, chunks["output"]]]
+    assert chunks["cache_held"] is False
+    assert chunks["stride"] == 4  # the particle budget keeps every 4th frame; the newest comes apart
+    newest, scrubbed, want = chunks["newest"], chunks["scrubbed"], chunks["expected2"]
+    assert newest["grains"] == want["6"]["grains"] and newest["sheet"] == want["6"]["sheet"]
+    assert chunks["scrubbed_shown"] == 5  # bodies on the scrubbed frame, particles on the kept one before it
+    assert scrubbed["grains"] == want["4"]["grains"] and scrubbed["sheet"] == want["4"]["sheet"]

@@ -1,0 +1,79 @@
+"""What a modal timer tick may spend on Blender's main thread, and work cut into steps that fit in it.
+
+Issue 21 asks that no operation block the UI for more than 50 ms. The timer's work (the live preview, the
+instanced bake after a run) is done in units between which it may stop: a tick goes on while its deadline is
+ahead (TICK_BUDGET, about half the goal: a tick can overrun by one unit, and the machine may take the CPU from
+it meanwhile), and the next tick takes up where it stopped.
+
+Long work is written as a generator that yields between units (``yield what, done, total`` for the progress
+shown): `drain` runs one to its end at once (scripts, ``blender -b``), a `Stepper` a budget's worth at a time
+(the modal operator), and ``close()`` stops one between units, which runs its clean-up (its ``finally`` and
+``except BaseException``) at that yield. Once it has changed what it will not undo, it yields COMMITTED: it is
+not stopped after that, but run to its end.
+"""
+import time
+
+TICK_BUDGET = 0.025  # s of the main thread per timer tick
+COMMITTED = ("committed",)  # yielded by steps that may no longer be stopped
+
+
+class Deadline:
+    def __init__(self, seconds):
+        self.end = time.perf_counter() + seconds
+
+    def passed(self):
+        return time.perf_counter() >= self.end
+
+
+def drain(steps):
+    """Run a generator of steps to its end; its return value."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+class Stepper:
+    """Runs a generator of steps a tick's budget at a time."""
+
+    def __init__(self, steps):
+        self.steps = steps
+        self.done = False
+        self.result = None        # the generator's return value, once done
+        self.progress = ("", 0, 0)  # the last (what, done, total) it yielded
+        self.units = 0            # units run so far
+        self.committed = False    # it yielded COMMITTED: cancel no longer stops it
+
+    def advance(self, budget=None):
+        """Run units until the budget (TICK_BUDGET) is spent, at least one; False once the generator has ended."""
+        if self.done:
+            return False
+        deadline = Deadline(TICK_BUDGET if budget is None else budget)
+        while True:
+            try:
+                step = next(self.steps)
+            except StopIteration as end:
+                self.done, self.result = True, end.value
+                return False
+            self.units += 1
+            if step is COMMITTED:
+                self.committed = True
+            elif step:
+                self.progress = step
+            if deadline.passed():
+                return True
+
+    def finish(self):
+        """Run the rest at once."""
+        if not self.done:
+            self.result, self.done = drain(self.steps), True
+
+    def cancel(self):
+        """Stop between two units, the generator's clean-up running now; True if stopped, False when it has
+        committed (it goes on to its end) or ended."""
+        if self.done or self.committed:
+            return False
+        self.steps.close()
+        self.done = True
+        return True
