@@ -70,7 +70,8 @@ class FinishedFrames:
             self.rope_nodes[r][k] = state.rope_nodes(r)
             self.rope_segments[r][k] = state.rope_segments(r)
         if self.groups:
-            shown = [local_positions(b, state.particle_positions(b.index)).astype(np.float32) for b in self.groups]
+            shown = [local_positions(b, state.particle_positions(b.index), k).astype(np.float32)
+                     for b in self.groups]
             if k % self.particle_stride == 0:
                 for kept, points in zip(self.particle_frames, shown):
                     kept[k // self.particle_stride] = points

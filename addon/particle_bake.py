@@ -24,16 +24,21 @@ from . import keyframes_compat, particle_display, point_cache
 CACHE_MODIFIER = "Quadric Cache"
 
 
-def local_positions(binding, positions):
-    """Recorded world positions (F, n, 3) in the axes the cache plays them in: the soft body's object axes (at
-    each frame where the binding has a matrix per frame, else at the first), world axes for particles (their
-    object is at the origin)."""
+def local_positions(binding, positions, first=0):
+    """Recorded world positions (F, n, 3) of frames first, first + 1, ... (or (n, 3) of frame ``first``) in the
+    axes the cache plays them in: the soft body's object axes (at each frame where the binding has a matrix per
+    frame, else at the first), world axes for particles (their object is at the origin)."""
     if binding.matrix is None:
         return positions
-    inverse = np.linalg.inv(np.asarray(binding.matrix, dtype=np.float64))
-    if inverse.ndim == 3:  # a recording cut short has fewer frames than the range
-        inverse = inverse[:len(positions)]
-        return np.einsum("fij,fnj->fni", inverse[:, :3, :3], positions) + inverse[:, None, :3, 3]
+    matrix = np.asarray(binding.matrix, dtype=np.float64)
+    if matrix.ndim == 3:
+        single = positions.ndim == 2
+        frames = positions[None] if single else positions
+        # a recording cut short has fewer frames than the range
+        inverse = np.linalg.inv(matrix[first:first + len(frames)])
+        local = np.einsum("fij,fnj->fni", inverse[:, :3, :3], frames) + inverse[:, None, :3, 3]
+        return local[0] if single else local
+    inverse = np.linalg.inv(matrix)
     return positions @ inverse[:3, :3].T + inverse[:3, 3]
 
 
