@@ -549,8 +549,8 @@ def finish_steps(context, job, op=None):
         resume.keep(scene, job.resume_points, job.recording)
     if job.state != 'DONE':
         kept = job.recording.body_poses.shape[0] if job.recording is not None else 0
+        # kept >= 2: frames beyond the start pose
         counts = (yield from bake_all_steps(context, job.conv, job.recording, op)) if kept >= 2 else None
-        # (kept >= 2: beyond the start pose)
         if counts is not None:
             scene.quadric.partial_bake_end = job.conv.frame_start + kept - 1
             message = (f"{job.message}; kept frames {job.conv.frame_start}-{scene.quadric.partial_bake_end} as a "
@@ -681,7 +681,7 @@ class SimulationRun:
 
     def _bake_tick(self, context, event):
         """The bake after the run, a tick's budget (ticks.TICK_BUDGET) at a time. Esc or the Cancel button stop
-        it before it commits, leaving the file as it was; other input waits meanwhile (an undo in the middle
+        it before it commits, leaving the file as it was; other input is ignored meanwhile (an undo in the middle
         would take the data it is building away)."""
         job, bake = self._job, self._bake
         if (event is not None and event.type == 'ESC' and event.value == 'PRESS') or \

@@ -121,6 +121,23 @@ class _Frame:
         self.body = self.rope = self.group = 0  # how many of each are shown
 
 
+def _set_positions(mesh, positions):
+    """Write a mesh's vertex positions (float32, in one call) and tell Blender they changed.
+
+    Through the "position" attribute: ``vertices.foreach_set("co")`` goes vertex by vertex (15 ms for 100,000
+    points, against 0.6). The attribute's foreach_set invalidates nothing, and Mesh.update leaves the bounds
+    cached: assigning one vertex its own position tags them all as changed (bounds and normals)."""
+    attribute = mesh.attributes.get("position")
+    if attribute is None or attribute.data_type != 'FLOAT_VECTOR' or attribute.domain != 'POINT':
+        mesh.vertices.foreach_set("co", np.ravel(positions))
+    else:
+        attribute.data.foreach_set("vector", np.ravel(positions))
+        if len(mesh.vertices):
+            vertex = mesh.vertices[0]
+            vertex.co = vertex.co
+    mesh.update()
+
+
 class _Points:
     """A particle group or soft body shown during the preview (the module's docstring)."""
 
@@ -171,9 +188,7 @@ class _Points:
             self.target = particle_display.particles_object(self.source, None, positions, self.binding.radii)
             self.made = True
             return True
-        mesh = self.target.data
-        mesh.vertices.foreach_set("co", positions.ravel())
-        mesh.update()
+        _set_positions(self.target.data, positions)
         return True
 
     def end(self):
@@ -187,9 +202,7 @@ class _Points:
                 if self.made_group and group is not None and group.users == 0:
                     bpy.data.node_groups.remove(group)
                 return
-            mesh = self.target.data
-            mesh.vertices.foreach_set("co", self.saved)
-            mesh.update()
+            _set_positions(self.target.data, self.saved)
             if self.held is not None:
                 self.held[0].show_viewport = self.held[1]
         except ReferenceError:  # deleted meanwhile

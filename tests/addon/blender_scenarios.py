@@ -2137,7 +2137,9 @@ def scenario_preview_chunks(out):
                     bone_heads=[list(arm.matrix_world @ b.head) for b in bones],
                     grains=mesh_co(displays["Grains"]).tolist(), grains_drawn=instance_positions(
                         displays["Grains"]).tolist(),
-                    sheet=mesh_co(sheet).tolist(), sheet_drawn=evaluated_vertices(sheet).tolist())
+                    sheet=mesh_co(sheet).tolist(), sheet_drawn=evaluated_vertices(sheet).tolist(),
+                    sheet_bounds=[list(corner) for corner in sheet.evaluated_get(
+                        bpy.context.evaluated_depsgraph_get()).bound_box])
 
     def expected(job, frames):
         """The Recording's poses and points at those frames, the points as their displays play them."""

@@ -125,6 +125,8 @@ def test_the_preview_shows_bodies_ropes_particles_and_soft_bodies_as_recorded(ch
     assert chunks["made_display"] == [True]  # no earlier bake: a particles object made for the preview
     assert shown["grains"] == want["grains"] and shown["sheet"] == want["sheet"]
     assert shown["sheet_drawn"] == want["sheet"]
+    corners, points = np.array(shown["sheet_bounds"]), np.array(want["sheet"])  # Blender knows they moved
+    assert (corners.min(axis=0) == points.min(axis=0)).all() and (corners.max(axis=0) == points.max(axis=0)).all()
     assert np.array(shown["grains_drawn"]) == pytest.approx(np.array(want["grains"]), abs=FLOAT32)
     # the sheet's object axes: the soft body's world matrix at the first frame takes them to the Recording's
     matrix = np.array(chunks["sheet_matrix"])
@@ -144,5 +146,6 @@ def test_after_a_bake_the_preview_uses_its_particles_object_and_holds_its_caches
     assert chunks["stride"] == 4  # the particle budget keeps every 4th frame; the newest comes apart
     newest, scrubbed, want = chunks["newest"], chunks["scrubbed"], chunks["expected2"]
     assert newest["grains"] == want["6"]["grains"] and newest["sheet"] == want["6"]["sheet"]
+    assert np.array(newest["sheet_bounds"]).max(axis=0) == pytest.approx(np.array(want["6"]["sheet"]).max(axis=0))
     assert chunks["scrubbed_shown"] == 5  # bodies on the scrubbed frame, particles on the kept one before it
     assert scrubbed["grains"] == want["4"]["grains"] and scrubbed["sheet"] == want["4"]["sheet"]
