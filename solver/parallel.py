@@ -35,9 +35,12 @@ from numba import njit, prange, threading_layer
 from .math3d import JIT_PARALLEL, PARALLEL_CHUNKS
 
 ITEM_SECONDS = 25e-9  # about what a body or contact costs in a parallel loop of the substep (velocity sweep: 30 ns)
-# one thread does fewer items faster than a workqueue launch (53 us here, 19-24 us on a 16-core Xeon) plus its share
-# on two threads: 2 x 53 us / 25 ns is about 4,200; the 1,000-body pile (about 3,000 contacts) runs serially
-WORKQUEUE_SERIAL_BELOW = 4096
+# a workqueue launch whose threads do work: an empty one costs 53-92 us on two cores here (19-24 us on a 16-core
+# Xeon), but the 1,000-body pile's narrow phase (5,800 pairs, two launches) took 708 us a substep on two threads
+# against 450 in one, about 240 us a launch; from 4,000 up to 10,000 bodies the pile ran 7-20% faster all serial
+WORKQUEUE_LAUNCH_SECONDS = 200e-6
+# one thread does fewer items faster than that launch plus its share on two threads: 2 x 200 us / 25 ns
+WORKQUEUE_SERIAL_BELOW = 16384
 ALL = 2**62  # serial_below that runs every loop in the calling thread
 LAUNCH_FLOOR = 256  # loops of fewer items run in the calling thread on every layer (module docstring)
 LAUNCHES = 20         # per timed batch

@@ -131,8 +131,8 @@ def test_caches_of_other_source_versions_unused_for_two_weeks_are_removed(tmp_pa
 
 
 def test_a_loop_runs_serially_where_one_thread_beats_a_launch_plus_its_share():
-    from solver.parallel import (ALL, ITEM_SECONDS, LAUNCH_FLOOR, WORKQUEUE_SERIAL_BELOW, break_even_items,
-                                 serial_below_for)
+    from solver.parallel import (ALL, ITEM_SECONDS, LAUNCH_FLOOR, WORKQUEUE_LAUNCH_SECONDS, WORKQUEUE_SERIAL_BELOW,
+                                 break_even_items, serial_below_for)
 
     for launch, threads in ((1.2e-6, 2), (53e-6, 2), (53e-6, 8)):
         n = break_even_items(launch, threads)
@@ -141,8 +141,8 @@ def test_a_loop_runs_serially_where_one_thread_beats_a_launch_plus_its_share():
     assert break_even_items(53e-6, 1) == ALL  # one thread: never launch
     assert break_even_items(float("inf"), 2) == ALL  # a launch cost that grows with every launch: never launch
     # the defaults are fixed per layer, so a run never depends on a measurement: near the break-even of
-    # workqueue's launch measured here (53 us, two threads), none on OpenMP or a TBB that stays cheap
-    assert abs(WORKQUEUE_SERIAL_BELOW - break_even_items(53e-6, 2)) < 0.1 * WORKQUEUE_SERIAL_BELOW
+    # a workqueue launch with work, as measured here (two threads), none on OpenMP or a TBB that stays cheap
+    assert abs(WORKQUEUE_SERIAL_BELOW - break_even_items(WORKQUEUE_LAUNCH_SECONDS, 2)) < 0.1 * WORKQUEUE_SERIAL_BELOW
     assert serial_below_for("workqueue", 53e-6) == serial_below_for("workqueue", 19e-6) == WORKQUEUE_SERIAL_BELOW
     assert serial_below_for("omp", 1.2e-6) == serial_below_for("omp", 8e-3) == LAUNCH_FLOOR
     assert serial_below_for("tbb", 2.5e-6) == LAUNCH_FLOOR and serial_below_for("tbb", float("inf")) == ALL
