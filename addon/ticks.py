@@ -16,6 +16,7 @@ ALONE: that unit then begins a tick of its own rather than ending one already sp
 import time
 
 TICK_BUDGET = 0.025  # s of the main thread per timer tick
+TICK_INTERVAL = 0.01  # s between the ticks of long work: it goes on nearly at full speed, Blender redrawing between
 COMMITTED = ("committed",)  # yielded by steps that may no longer be stopped
 ALONE = ("alone",)  # yielded before a unit that should begin a tick
 

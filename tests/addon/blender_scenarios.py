@@ -1198,6 +1198,55 @@ def scenario_keyframes_chunks(out):
     return res
 
 
+def scenario_start_chunks(out):
+    """Simulate's start (Check Scene and the conversion) through the modal operator's timer, a step a tick (a budget
+    of zero, a body a step), against the same start at once; Esc and the Cancel button in the middle leave the file
+    and the current frame as they were."""
+    scene, bodies = build_bake_scene()
+    scene.frame_current = 7
+    ops, ticks, preflight, convert = mod("operators"), mod("ticks"), mod("preflight"), mod("convert")
+    ctx = bpy.context
+    once = ops.prepare_job(ctx).conv
+    res = dict(once=[once.scene.content_hash(), bindings_of(once)])
+    ticks.TICK_BUDGET, preflight.READ_STEP, convert.CONVERT_STEP = 0.0, 1, 1
+    watched = bodies + [bpy.data.objects["Pusher"]]
+    before = [datablock_names(), transforms(watched, []), scene.frame_current]
+
+    def starting():
+        op, reports = operator_for(None, ctx.window_manager.event_timer_add(0.1))
+        op._start = ops.active_job = ops.StartingJob(ops.prepare_steps(ctx, op))
+        return op, reports
+
+    # 1. A tick at a time until the run starts.
+    op, _ = starting()
+    results, shown = [], []
+    while op._start is not None:
+        results.append(sorted(op.modal(ctx, Event('TIMER', op._timer))))
+        shown.append(ops.active_job.describe())
+        assert len(results) < 1000
+    res.update(results=results, shown=shown, started=op._job.state, timer=op._timer.time_step)
+    res["ticked"] = [op._job.conv.scene.content_hash(), bindings_of(op._job.conv)]
+    op.cancel(ctx)  # (as when Blender closes) the run is not what this checks
+    op._job.wait(120)
+    res["after_run"] = [datablock_names(), transforms(watched, []), scene.frame_current] == before
+
+    # 2. Esc while the bodies are converted; 3. the Cancel button while the scene is checked.
+    for key, label, stop in (("esc", "converting the bodies", lambda op: op.modal(ctx, Event('ESC'))),
+                             ("button", "checking the bodies", None)):
+        op, reports = starting()
+        while label not in ops.active_job.describe():
+            assert sorted(op.modal(ctx, Event('TIMER', op._timer))) == ['RUNNING_MODAL']
+        res[f"{key}_frame_meanwhile"] = scene.frame_current
+        if stop is None:
+            bpy.ops.quadric.cancel()
+            stop = (lambda op: op.modal(ctx, Event('TIMER', op._timer)))
+        res[key] = sorted(stop(op))
+        res[f"{key}_status"] = scene.quadric.status
+        res[f"{key}_kept"] = [datablock_names(), transforms(watched, []), scene.frame_current] == before
+        res[f"{key}_active_job"] = ops.active_job is not None
+    return res
+
+
 def scenario_instances_render(out):
     """Cycles renders of a glowing cube baked as an instance that leaves the camera's view at frame 2: the centre
     and corner pixels before the bake, at frame 1 (the instance there, its source hidden) and at frame 2
@@ -1935,9 +1984,10 @@ def operator_for(job, timer=None):
     import types
 
     reports = []
-    op = types.SimpleNamespace(_job=job, _timer=timer, _bake=None, _bake_cancels=0,
+    op = types.SimpleNamespace(_job=job, _timer=timer, _start=None, _bake=None, _bake_cancels=0,
                                report=lambda kind, msg: reports.append((sorted(kind), msg)))
-    for name in ("_status", "_cleanup", "release", "modal", "_bake_tick", "cancel"):
+    for name in ("_status", "_cleanup", "release", "modal", "_start_tick", "_begin", "_retime", "_bake_tick",
+                 "cancel"):
         setattr(op, name, getattr(bpy.types.QUADRIC_OT_simulate, name).__get__(op))
     return op, reports
 

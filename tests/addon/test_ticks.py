@@ -56,3 +56,30 @@ def test_esc_in_the_middle_of_the_keyframe_bake_leaves_the_file_as_it_was(keyfra
 def test_esc_once_the_keyframe_bake_has_committed_lets_it_finish(keyframes):
     assert keyframes["late_esc"] == ["RUNNING_MODAL"] and keyframes["late_end"][-1] == ["FINISHED"]
     assert keyframes["late"] == keyframes["one_shot"]
+
+
+@pytest.fixture(scope="module")
+def start(scenario):
+    return scenario("start_chunks")
+
+
+def test_simulates_start_goes_a_step_a_tick_and_converts_as_at_once(start):
+    assert all(r == ["RUNNING_MODAL"] for r in start["results"])
+    # a budget of zero, a body a step: Check Scene reads three bodies, the conversion samples the pusher's 40
+    # frames, then converts each body
+    assert len(start["results"]) >= 3 + 39 + 3
+    shown = " ".join(start["shown"])
+    for what in ("checking the bodies", "checking for overlaps", "sampling the animated objects",
+                 "converting the bodies"):
+        assert what in shown, what
+    assert start["started"] == "RUNNING" and start["timer"] == pytest.approx(0.1)  # then polled as before
+    assert start["ticked"] == start["once"]  # the same solver scene (its content hash) and bindings
+    assert start["after_run"]
+
+
+@pytest.mark.parametrize("how", ["esc", "button"])
+def test_esc_or_cancel_during_simulates_start_leaves_the_file_and_frame_as_they_were(start, how):
+    assert start[f"{how}_frame_meanwhile"] == 1 or how == "button"  # converting: at the range's first frame
+    assert start[how] == ["CANCELLED"] and not start[f"{how}_active_job"]
+    assert start[f"{how}_status"].startswith("Simulate cancelled while checking and converting the scene")
+    assert start[f"{how}_kept"]  # datablocks, transforms, actions and the current frame (7)
