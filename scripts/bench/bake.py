@@ -23,7 +23,7 @@ scratch folder, the add-on loaded from this checkout by scripts/bake.py's loader
                the same bake at once
   keyframe_stall  the same for Bake To Keyframes (the default): the longest tick, and the
                depsgraph evaluations after a tick over 50 ms (Blender rebuilding its relations)
-  start_stall  Simulate's start on the main thread in a new user folder: part by part at once (Check
+  start_stall  Simulate's start on the main thread in a new process: part by part at once (Check
                Scene, the conversion, the job, the live preview's setup) and whether numba was
                loaded on the main thread, then a timer tick's budget at a time (the longest tick),
                for --tick-bodies pebbles
@@ -334,7 +334,7 @@ def child_keyframe_stall(args):
 
 
 def child_start_stall(args):
-    """Simulate's start on the main thread, part by part, in a fresh user folder (the first Simulate of a Blender
+    """Simulate's start on the main thread, part by part, in a new process (the first Simulate of a Blender
     session): Check Scene, the conversion, making the job and the live preview's setup, for ``bodies`` pebbles on a
     floor; and whether numba was imported on the main thread by then."""
     import sys
@@ -391,8 +391,8 @@ def child_start_stall(args):
         if not more:
             break
     longest = max(ticks, key=lambda t: t.wall)
-    return dict(case="start_stall", bodies=args.bodies, frames=args.stall_frames, errors=len(preflight.errors(problems)),
-                ticks=len(ticks), **longest.row("max_tick"), **parts, at_once_ms=round(1e3 * whole.wall, 2),
+    return dict(case="start_stall", bodies=args.bodies, frames=args.stall_frames,
+                errors=len(preflight.errors(problems)), ticks=len(ticks), **longest.row("max_tick"), **parts, at_once_ms=round(1e3 * whole.wall, 2),
                 numba_on_main_after_get_solver=numba_before, numba_on_main_after_convert=numba_after_convert,
                 goal_ms=50, load=round(os.getloadavg()[0], 1))
 
@@ -613,8 +613,8 @@ def run_child(case, args, user_dir, extra=()):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", nargs="+", default=["body_write", "rope_write", "ui_stall", "preview_stall",
-                                                   "instance_stall", "keyframe_stall", "start_stall", "first_click", "first_click_shipped",
-                                                   "particle_write", "instances"],
+                                                   "instance_stall", "keyframe_stall", "start_stall", "first_click",
+                                                   "first_click_shipped", "particle_write", "instances"],
                     choices=sorted(CHILDREN))
     ap.add_argument("--bodies", type=int, default=1000)
     ap.add_argument("--frames", type=int, default=250)
