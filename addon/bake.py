@@ -2,9 +2,12 @@
 the scene's Bake To set to Instances, the bodies as one instanced points object (addon/instances.py).
 
 Writing is bulk only (keyframe_points.add + foreach_set), so 1,000 bodies x 250
-frames stays within a couple of seconds. Call `bake_recording` only after a
-run succeeded: it is the one place that changes the Blender scene.
+frames stays within a couple of seconds, and in steps of a timer tick's budget
+(bake_recording_steps). Call `bake_recording` only after a run succeeded: it is
+the one place that changes the Blender scene.
 """
+from functools import partial
+
 import bpy
 import numpy as np
 from mathutils import Matrix
@@ -12,7 +15,7 @@ from mathutils import Matrix
 from ..solver import rotations
 from . import instances
 from . import keyframes_compat as kc
-from .ticks import COMMITTED, drain
+from .ticks import ALONE, COMMITTED, drain
 
 CLEAR_STEP = 256  # sources whose earlier keyframe bakes are cleared per step of an instanced bake
 # Bone axes -> rope segment axes: the bone's Y (its length) is the segment's d3 (local z),
@@ -21,11 +24,35 @@ _BONE_IN_SEGMENT = rotations.from_matrix(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -
 
 
 def object_poses_from_body(body_poses, offset_location, offset_rotation):
-    """Object (location, quaternion) per frame from body poses (F, 7) and the origin->principal offset."""
-    rot = rotations.mul(body_poses[:, 3:], rotations.conj(offset_rotation)[None, :])
-    rot = rotations.make_continuous(rot)
-    loc = body_poses[:, :3] - rotations.rotate(rot, np.broadcast_to(offset_location, (len(rot), 3)))
+    """Object (location, quaternion) per frame from body poses (F, 7) and the origin->principal offset; or of
+    several bodies, (F, n, 7) and offsets (n, 3), (n, 4)."""
+    rot = rotations.mul(body_poses[..., 3:], rotations.conj(offset_rotation)[None])
+    rot = rotations.make_continuous(rot, axis=0)
+    loc = body_poses[..., :3] - rotations.rotate(rot, np.broadcast_to(offset_location, rot.shape[:-1] + (3,)))
     return loc, rot
+
+
+class ChunkedPoses:
+    """Bodies' object poses (object_poses_from_body) for body columns ``index`` of (F, N, 7) poses, computed a
+    CHUNK of bodies at a time when first asked for, so that each fits in a step (2,000 bodies x 250 frames at once
+    took 0.28 s)."""
+    CHUNK = 64
+
+    def __init__(self, body_poses, index, offset_location, offset_rotation):
+        self.body_poses, self.index = body_poses, index
+        self.offset_location, self.offset_rotation = offset_location, offset_rotation
+        self.chunk, self.poses = -1, None
+
+    def __call__(self, j):
+        """(location (F, 3), quaternion (F, 4)) of body ``j`` (of ``index``)."""
+        chunk, k = divmod(j, self.CHUNK)
+        if chunk != self.chunk:
+            part = slice(chunk * self.CHUNK, (chunk + 1) * self.CHUNK)
+            poses = np.asarray(self.body_poses[:, self.index[part]], dtype=np.float64)
+            self.poses = object_poses_from_body(poses, self.offset_location[part], self.offset_rotation[part])
+            self.chunk = chunk
+        loc, rot = self.poses
+        return loc[:, k], rot[:, k]
 
 
 def in_parent_space(parent_frames, loc, rot):
@@ -64,28 +91,58 @@ def _drop_bake_action(obj):
             bpy.data.actions.remove(action)
 
 
-def _start_bake(obj):
-    store_originals(obj)
-    _drop_bake_action(obj)
-    action, fcurves = kc.new_bake_action(obj, f"QuadricBake {obj.name}")
-    obj.quadric.bake_action = action
-    obj.quadric.is_baked = True
-    return fcurves
+def object_channels(obj, loc, rot):
+    """An object's keyed channels from its (location, quaternion) per frame: (channels, what turns by quaternion),
+    each channel (data_path, index, group, values per frame)."""
+    group = "Object Transforms"
+    return ([("location", k, group, loc[:, k]) for k in range(3)] +
+            [("rotation_quaternion", k, group, rot[:, k]) for k in range(4)]), [obj]
 
 
-def bake_body(obj, frames, body_poses, offset_location, offset_rotation):
-    """Write location + rotation_quaternion fcurves for one object (body_poses: (F, 7))."""
-    loc, rot = object_poses_from_body(np.asarray(body_poses, dtype=np.float64), offset_location, offset_rotation)
-    _write_object_pose(obj, kc.KeyframeWriter(frames), loc, rot)
+def build_keyframes(targets, frames):
+    """Steps that build each target's bake action, unassigned: targets are (object, channels) where channels()
+    gives object_channels' pair. Returns what assign_keyframes puts in place; closed before that (Esc), it removes
+    what it made, leaving the file as it was.
+
+    Blender rebuilds its dependency graph's relations at the next redraw after an F-curve is added to any action,
+    or an action assigned (0.1 to 0.3 s for 2,000 objects, its own work, after the tick): so the actions, slots and
+    strips (which change no relation) are made and the keys filled a few targets a step, but every F-curve is added
+    in one step and every action assigned in another (assign_keyframes), two rebuilds in all."""
+    writer = kc.KeyframeWriter(frames)
+    built = []  # (object, action, slot, fcurves, channels, what turns by quaternion)
+    try:
+        for k, (obj, channels) in enumerate(targets):
+            action, slot, fcurves = kc.new_unassigned_action(obj, f"QuadricBake {obj.name}")
+            built.append((obj, action, slot, fcurves) + channels())
+            yield "preparing the keyframes", k + 1, len(targets)
+        yield ALONE
+        curves = [[writer.new(fcurves, path, index, group) for path, index, group, _ in channels]
+                  for _, _, _, fcurves, channels, _ in built]
+        for k, (fcs, (_, _, _, _, channels, _)) in enumerate(zip(curves, built)):
+            yield "writing the keyframes", k, len(built)
+            for fc, channel in zip(fcs, channels):
+                writer.fill(fc, channel[3])
+    except BaseException:
+        for _, action, *_ in built:
+            bpy.data.actions.remove(action)
+        raise
+    return [(obj, action, slot, turning) for obj, action, slot, _, _, turning in built]
 
 
-def _write_object_pose(obj, writer, loc, rot):
-    fcurves = _start_bake(obj)
-    obj.rotation_mode = 'QUATERNION'
-    for k in range(3):
-        writer.write(fcurves, "location", k, loc[:, k], group="Object Transforms")
-    for k in range(4):
-        writer.write(fcurves, "rotation_quaternion", k, rot[:, k], group="Object Transforms")
+def assign_keyframes(built):
+    """Put the actions build_keyframes made on their objects in one step (one rebuild of Blender's relations),
+    each object's earlier bake replaced and its pre-bake transform kept."""
+    for obj, action, slot, turning in built:
+        store_originals(obj)
+        _drop_bake_action(obj)
+        name = f"QuadricBake {obj.name}"
+        if action.name != name:  # the dropped action's name, free again
+            action.name = name
+        kc.assign_bake_action(obj, action, slot)
+        obj.quadric.bake_action = action
+        obj.quadric.is_baked = True
+        for item in turning:
+            item.rotation_mode = 'QUATERNION'
 
 
 def bone_local_poses(arm, bone_names, nodes, segments):
@@ -121,21 +178,25 @@ def segment_frames_from_nodes(arm, bone_names, nodes):
     return rotations.mul(swing, np.broadcast_to(rest_q, swing.shape))
 
 
-def bake_rope(arm, bone_names, frames, nodes, segments=None):
+def rope_channels(arm, bone_names, nodes, segments=None):
+    """A rope's keyed pose-bone channels from its nodes (F, n, 3) and segment quaternions (F, n-1, 4; None: from
+    the nodes), as object_channels gives an object's."""
     nodes = np.asarray(nodes, dtype=np.float64)
     if segments is None:
         segments = segment_frames_from_nodes(arm, bone_names, nodes)
     locs, rots = bone_local_poses(arm, bone_names, nodes, np.asarray(segments, dtype=np.float64))
-    fcurves = _start_bake(arm)
-    writer = kc.KeyframeWriter(frames)
+    channels, turning = [], []
     for j, name in enumerate(bone_names):
-        pb = arm.pose.bones[name]
-        pb.rotation_mode = 'QUATERNION'
+        turning.append(arm.pose.bones[name])
         base = f'pose.bones["{bpy.utils.escape_identifier(name)}"].'
-        for k in range(3):
-            writer.write(fcurves, base + "location", k, locs[:, j, k], group=name)
-        for k in range(4):
-            writer.write(fcurves, base + "rotation_quaternion", k, rots[:, j, k], group=name)
+        channels += [(base + "location", k, name, locs[:, j, k]) for k in range(3)]
+        channels += [(base + "rotation_quaternion", k, name, rots[:, j, k]) for k in range(4)]
+    return channels, turning
+
+
+def bake_rope(arm, bone_names, frames, nodes, segments=None):
+    assign_keyframes(drain(build_keyframes([(arm, lambda: rope_channels(arm, bone_names, nodes, segments))],
+                                           frames)))
 
 
 def bake_recording(context, conv, rec):
@@ -149,22 +210,23 @@ def bake_recording(context, conv, rec):
 
 
 def bake_recording_steps(context, conv, rec):
-    """bake_recording cut into steps for timer ticks (addon/ticks.py): the instanced bake's (instances.py), which
-    may be stopped between them, leaving the file as it was; then, committed, the sources' earlier keyframe
-    bakes cleared some at a time, and each rope. Keyframes are written in one step: every new action makes
-    Blender rebuild its dependency graph at the next redraw, so cutting them would cost a rebuild per tick."""
+    """bake_recording cut into steps for timer ticks (addon/ticks.py). Keyframes: the bodies' and ropes' actions
+    built unassigned a few objects a step (build_keyframes), which may be stopped between them, leaving the file as
+    it was; then, committed, an instanced bake from before removed and every action assigned at once. Instances:
+    the instanced bake's steps (instances.py), likewise; then, committed, the sources' earlier keyframe bakes
+    cleared some at a time, and the ropes' keyframes built and assigned."""
     n_frames = rec.body_poses.shape[0]
     frames = conv.frame_start + np.arange(n_frames)
     objects = dict(bpy.data.objects.items())  # bpy_prop_collection.get searches: 2,000 lookups took 80 ms
     as_instances = context.scene.quadric.bake_output == 'INSTANCES'
-    n_bodies = n_ropes = 0
     bound = [(j, objects.get(b.object_name)) for j, b in enumerate(conv.bodies)]
     bound = [(j, obj) for j, obj in bound if obj is not None]  # others were deleted while the simulation ran
+    bodies = [obj for _, obj in bound]
+    targets = []
     if bound:
         index = np.array([conv.bodies[j].index for j, _ in bound])
         off_loc = np.array([conv.bodies[j].offset_location for j, _ in bound], dtype=np.float64)
         off_rot = np.array([conv.bodies[j].offset_rotation for j, _ in bound], dtype=np.float64)
-        bodies = [obj for _, obj in bound]
         if as_instances:  # (the poses taken from their columns a few frames at a time)
             yield from instances.bake_instances_steps(context, bodies, conv.frame_start, rec.body_poses, off_loc,
                                                       off_rot, index)
@@ -174,30 +236,30 @@ def bake_recording_steps(context, conv, rec):
                 if k % CLEAR_STEP == CLEAR_STEP - 1:
                     yield "clearing the bodies' keyframes", k + 1, len(bodies)
         else:
-            instances.clear_instances(context.scene)
-            poses = np.asarray(rec.body_poses, dtype=np.float64)[:, index, :]
-            rot = rotations.make_continuous(rotations.mul(poses[..., 3:], rotations.conj(off_rot)[None]), axis=0)
-            loc = poses[..., :3] - rotations.rotate(rot, np.broadcast_to(off_loc, rot.shape[:-1] + (3,)))
-            writer = kc.KeyframeWriter(frames)
-            for j, obj in enumerate(bodies):
-                parent_frames = conv.bodies[bound[j][0]].parent_frames
-                if parent_frames is None:
-                    _write_object_pose(obj, writer, loc[:, j], rot[:, j])
-                else:
-                    _write_object_pose(obj, writer, *in_parent_space(parent_frames[:n_frames], loc[:, j], rot[:, j]))
-        n_bodies = len(bodies)
-    else:
-        instances.clear_instances(context.scene)  # no bodies left to instance
-    yield COMMITTED
-    for r in conv.ropes:
-        arm = objects.get(r.armature_name)
-        if arm is None:
-            continue
-        yield "baking the ropes", n_ropes, len(conv.ropes)
+            poses = ChunkedPoses(rec.body_poses, index, off_loc, off_rot)
+            targets = [(obj, partial(_body_channels, obj, conv.bodies[b].parent_frames, poses, j))
+                       for j, (b, obj) in enumerate(bound)]
+    ropes = [(objects.get(r.armature_name), r) for r in conv.ropes]
+    ropes = [(arm, r) for arm, r in ropes if arm is not None]
+    for arm, r in ropes:
         segments = rec.rope_segments(r.index) if hasattr(rec, "rope_segments") else None
-        bake_rope(arm, r.bone_names, frames, rec.rope_nodes(r.index), segments)
-        n_ropes += 1
-    return n_bodies, n_ropes
+        targets.append((arm, partial(rope_channels, arm, r.bone_names, rec.rope_nodes(r.index), segments)))
+    built = yield from build_keyframes(targets, frames)
+    yield ALONE
+    yield COMMITTED
+    if not (as_instances and bound):
+        instances.clear_instances(context.scene)  # keyframes now, or no bodies left to instance
+    assign_keyframes(built)
+    return len(bodies), len(ropes)
+
+
+def _body_channels(obj, parent_frames, poses, j):
+    """object_channels of bake_recording_steps' body ``j`` from its world pose (ChunkedPoses), or in its parent's
+    space."""
+    loc, rot = poses(j)
+    if parent_frames is None:
+        return object_channels(obj, loc, rot)
+    return object_channels(obj, *in_parent_space(parent_frames[:len(loc)], loc, rot))
 
 
 def clear_bake(obj):

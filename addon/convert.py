@@ -27,12 +27,14 @@ from ..solver import rotations
 from . import body_shape, force_fields, particle_groups, shapes
 from .body_shape import rigid_parts, rigid_track
 from .properties import frame_range
+from .ticks import drain
 
 
 class ConvertError(ValueError):
     pass
 
 
+CONVERT_STEP = 32  # bodies converted per step of build_scene_steps (about 0.25 ms each)
 NOTHING_TO_SIMULATE = "nothing to simulate: add a Quadric body or particles, make a rope or a soft body first"
 
 
@@ -318,12 +320,19 @@ def _parent_frames(obj, parent_track):
 
 def sample_track(scene, objects, frame_start, frames, fps):
     """World matrices of objects at each frame of the range: {name: [Matrix]}, frame restored afterwards."""
+    return drain(sample_track_steps(scene, objects, frame_start, frames, fps))
+
+
+def sample_track_steps(scene, objects, frame_start, frames, fps):
+    """sample_track a frame a step (each frame_set evaluates the whole scene), for timer ticks (addon/ticks.py)."""
     if not objects:
         return {}
     current = scene.frame_current
     tracks = {o.name: [] for o in objects}
     try:
         for k in range(frames):
+            if k:
+                yield "sampling the animated objects", k, frames
             scene.frame_set(frame_start + k)
             for o in objects:
                 tracks[o.name].append(o.matrix_world.copy())
@@ -350,6 +359,13 @@ def simulated_objects(scene):
 
 def build_scene(solver, context, scene=None):
     """Convert every quadric object of the Blender scene. Raises ConvertError with the object's name."""
+    return drain(build_scene_steps(solver, context, scene))
+
+
+def build_scene_steps(solver, context, scene=None):
+    """build_scene cut into steps for timer ticks (addon/ticks.py): the animated objects sampled a frame a step, the
+    bodies converted CONVERT_STEP a step, then colliders, ropes and particles in one; closed between them, it goes
+    back to the current frame."""
     scene = scene or context.scene
     if context.view_layer is not None:
         context.view_layer.update()  # world matrices as shown, also after a script's edits
@@ -380,12 +396,15 @@ def build_scene(solver, context, scene=None):
         animated = [o for o in bodies if o.quadric.body_type == 'ANIMATED'] + anchors
         parents = _parents_of_dynamic_bodies(bodies)
         carried = [o for o in groups if particle_groups.moves(o)]  # groups whose pins follow their object
-        tracks = sample_track(scene, list(dict.fromkeys(animated + parents + carried)), start, frames, fps)
+        tracks = yield from sample_track_steps(scene, list(dict.fromkeys(animated + parents + carried)), start,
+                                               frames, fps)
         if scene.frame_current != start:
             scene.frame_set(start)
         body_index = {}
         times = np.arange(frames) / fps
-        for obj in bodies:
+        for k, obj in enumerate(bodies):
+            if k % CONVERT_STEP == CONVERT_STEP - 1:
+                yield "converting the bodies", k + 1, len(bodies)
             s = obj.quadric
             parent_frames = None
             if s.body_type == 'DYNAMIC' and obj.parent is not None:
@@ -408,6 +427,7 @@ def build_scene(solver, context, scene=None):
                 out.set_kinematic_track(i, times, poses)
             elif s.body_type == 'DYNAMIC':
                 conv.bodies.append(BodyBinding(obj.name, i, off_loc, off_rot, parent_frames))
+        yield "converting the colliders, ropes and particles", 0, 1
         depsgraph = context.evaluated_depsgraph_get() if colliders else None
         for obj in colliders:
             _add_collider(solver, out, conv, obj, depsgraph)

@@ -4,8 +4,8 @@
 - Blender 4.4+: slotted (layered) actions; fcurves live in a channelbag of a
   keyframe strip for the slot assigned to the ID. 4.4 still has the legacy
   `action.fcurves` proxy, 5.0 removed it.
-Everything else in the add-on goes through `new_bake_action`, `fcurves_of`
-and `write_fcurve`; and, for modifiers, `move_modifier_first` (ObjectModifiers.move
+Everything else in the add-on goes through `new_unassigned_action`, `assign_bake_action`,
+`fcurves_of` and `KeyframeWriter`; and, for modifiers, `move_modifier_first` (ObjectModifiers.move
 is not in every supported version; the operator is).
 """
 import bpy
@@ -15,19 +15,24 @@ SLOTTED = "slots" in bpy.types.Action.bl_rna.properties
 _LINEAR = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items["LINEAR"].value
 
 
-def new_bake_action(id_data, name):
-    """Create an action, assign it to id_data and return (action, fcurves collection to add to)."""
-    anim = id_data.animation_data_create()
+def new_unassigned_action(id_data, name):
+    """An action for id_data, not yet assigned to it: (action, its slot or None, fcurves collection to add to).
+    Made unassigned because none of this changes Blender's dependency graph (its F-curves, once added, do;
+    assigning it does again: bake.build_keyframes)."""
     action = bpy.data.actions.new(name)
     if not SLOTTED:
-        anim.action = action
-        return action, action.fcurves
+        return action, None, action.fcurves
     slot = action.slots.new(id_type=id_data.id_type, name=id_data.name)
+    strip = action.layers.new("Bake").strips.new(type='KEYFRAME')
+    return action, slot, strip.channelbag(slot, ensure=True).fcurves
+
+
+def assign_bake_action(id_data, action, slot):
+    """Assign an action new_unassigned_action made (and its slot) to id_data."""
+    anim = id_data.animation_data_create()
     anim.action = action
-    anim.action_slot = slot
-    layer = action.layers.new("Bake")
-    strip = layer.strips.new(type='KEYFRAME')
-    return action, strip.channelbag(slot, ensure=True).fcurves
+    if SLOTTED:
+        anim.action_slot = slot
 
 
 def fcurves_of(id_data):
@@ -100,11 +105,15 @@ class KeyframeWriter:
         self.co[0::2] = frames
         self.interpolation = np.full(n, _LINEAR, dtype=np.int32)
 
-    def write(self, fcurves, data_path, index, values, group=""):
+    @staticmethod
+    def new(fcurves, data_path, index, group=""):
+        """An empty fcurve (each one added changes Blender's dependency graph: make them together)."""
         if SLOTTED or not group:
-            fc = fcurves.new(data_path, index=index)
-        else:
-            fc = fcurves.new(data_path, index=index, action_group=group)
+            return fcurves.new(data_path, index=index)
+        return fcurves.new(data_path, index=index, action_group=group)
+
+    def fill(self, fc, values):
+        """Give an empty fcurve a LINEAR keyframe at each frame, valued ``values``."""
         co = self.co
         co[1::2] = values
         points = fc.keyframe_points
@@ -112,12 +121,6 @@ class KeyframeWriter:
         points.foreach_set("co", co)
         points.foreach_set("interpolation", self.interpolation)
         fc.update()  # sorted already; this sets the handles the Graph Editor draws
-        return fc
-
-
-def write_fcurve(fcurves, data_path, index, frames, values, group=""):
-    """One fcurve with a LINEAR keyframe at each frame."""
-    return KeyframeWriter(frames).write(fcurves, data_path, index, values, group)
 
 
 def read_keyframes(fc):

@@ -376,15 +376,22 @@ def prepare_job(context, op=None, on_progress=None):
     Check Scene runs first (plain numpy, before the solver is loaded or compiled), so every overlap and bad
     setting is reported at once, in a second, rather than the first of them after the compile.
     """
-    problems = preflight.check(context)
+    return ticks.drain(prepare_steps(context, op, on_progress))
+
+
+def prepare_steps(context, op=None, on_progress=None):
+    """prepare_job cut into steps for the modal operator's timer ticks (addon/ticks.py): Check Scene's and the
+    conversion's. Closed between them, it has changed nothing but the problems Check Scene keeps."""
+    problems = yield from preflight.check_steps(context)
     preflight.store(context.scene, problems)
     if op is not None:
         preflight.report(op, problems)
     if preflight.errors(problems):
         return None
+    yield "converting the scene", 0, 1
     try:
         solver = runtime.get_solver(copy=False)  # the worker copies the prebuilt kernels (job.prepare)
-        conv = convert.build_scene(solver, context)
+        conv = yield from convert.build_scene_steps(solver, context)
     except ValueError as exc:  # ConvertError, or the solver's validation naming the object
         if op is not None:
             op.report({'ERROR'}, str(exc))
@@ -407,6 +414,11 @@ def prepare_job(context, op=None, on_progress=None):
 def prepare_resumed_job(context, op=None, on_progress=None):
     """A SimulationJob that continues the scene's last run from the current frame (addon/resume.py), or None after
     reporting why it cannot: no run kept, the scene changed since, or the frame is not one the run finished."""
+    return ticks.drain(prepare_resumed_steps(context, op, on_progress))
+
+
+def prepare_resumed_steps(context, op=None, on_progress=None):
+    """prepare_resumed_job cut into steps, as prepare_steps."""
     scene = context.scene
     kept = resume.points(scene)
 
@@ -418,7 +430,7 @@ def prepare_resumed_job(context, op=None, on_progress=None):
     if kept is None:
         refuse("no run of this scene is kept (runs are kept in memory until Blender quits): Simulate first")
         return None
-    job = prepare_job(context, op, on_progress)
+    job = yield from prepare_steps(context, op, on_progress)
     if job is None:
         return None
     conv = job.conv
@@ -604,12 +616,36 @@ def timer_tick(context, job):
     return True
 
 
+RUN_INTERVAL = 0.1  # s between the modal timer's ticks while the worker runs (ticks.TICK_INTERVAL before and after)
+
+
+class StartingJob:
+    """What the panel, the status bar and the Cancel button see while Simulate's start (prepare_steps) runs, a
+    tick's budget at a time, before there is a SimulationJob."""
+
+    def __init__(self, steps):
+        self.stepper = ticks.Stepper(steps)
+        self.cancel_requests = 0
+
+    def poll(self):
+        _, done, total = self.stepper.progress
+        return 'RUNNING', done, total
+
+    def describe(self):
+        what, done, total = self.stepper.progress
+        return f"Starting: {what} ({done}/{total})" if what else "Starting: checking the scene"
+
+    def cancel(self):
+        self.cancel_requests += 1
+
+
 class SimulationRun:
     """What Simulate and Bake from Current Frame share: a job (from ``prepare``) run synchronously, or in a worker
     polled by a modal timer with the live preview, then baked. Blender cannot register a subclass of a registered
     operator, so both derive from this."""
     _job = None
     _timer = None
+    _start = None        # a StartingJob while the scene is checked and converted, before the run
     _bake = None         # a ticks.Stepper of the bake once the run has ended
     _bake_cancels = 0    # the job's cancel requests when the bake began
 
@@ -628,18 +664,61 @@ class SimulationRun:
         global active_job
         if bpy.app.background or context.window is None:
             return self.execute(context)
-        job = self.prepare(context, self)
-        if job is None:
-            return {'CANCELLED'}
+        self._start = active_job = StartingJob(self.prepare_steps(context, self))
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(ticks.TICK_INTERVAL, window=context.window)
+        wm.modal_handler_add(self)
+        self._status(context, active_job.describe())
+        return {'RUNNING_MODAL'}
+
+    def _begin(self, context, job):
+        """Start the prepared job in its worker, with the live preview, polled at RUN_INTERVAL."""
+        global active_job
         self._job = active_job = job
         job.start()
         for note in preview.start(context, job.conv, job).notes:
             self.report({'INFO'}, note)
-        wm = context.window_manager
-        self._timer = wm.event_timer_add(0.1, window=context.window)
-        wm.modal_handler_add(self)
-        wm.progress_begin(0, job.frames_total)
+        self._retime(context, RUN_INTERVAL)
+        context.window_manager.progress_begin(0, job.frames_total)
         self._status(context, "starting")
+
+    def _retime(self, context, interval):
+        """The modal timer, now every ``interval`` seconds."""
+        if self._timer is not None and self._timer.time_step != interval:
+            wm = context.window_manager
+            wm.event_timer_remove(self._timer)
+            self._timer = wm.event_timer_add(interval, window=context.window)
+
+    def _start_tick(self, context, event):
+        """Simulate's start (prepare_steps: Check Scene, the conversion) a tick's budget at a time. Esc or the
+        Cancel button stop it, the file as it was (but the problems Check Scene keeps); other input is ignored
+        meanwhile, as during the bake."""
+        start = self._start
+        if (event.type == 'ESC' and event.value == 'PRESS') or start.cancel_requests:
+            start.stepper.cancel()
+            self._cleanup(context)
+            msg = "Simulate cancelled while checking and converting the scene: nothing was simulated"
+            context.scene.quadric.status = msg
+            self.report({'WARNING'}, msg)
+            return {'CANCELLED'}
+        if event.type != 'TIMER':
+            return {'RUNNING_MODAL'}
+        if event.timer is not self._timer:
+            return {'PASS_THROUGH'}
+        try:
+            more = start.stepper.advance()
+        except BaseException:
+            self._cleanup(context)
+            raise
+        if more:
+            self._status(context, start.describe())
+            _tag_redraw(context)
+            return {'RUNNING_MODAL'}
+        self._start = None
+        if start.stepper.result is None:  # Check Scene or the conversion reported why
+            self._cleanup(context)
+            return {'CANCELLED'}
+        self._begin(context, start.stepper.result)
         return {'RUNNING_MODAL'}
 
     def _status(self, context, text):
@@ -660,6 +739,8 @@ class SimulationRun:
 
     def modal(self, context, event):
         job = self._job
+        if self._start is not None:
+            return self._start_tick(context, event)
         if self._bake is not None:
             return self._bake_tick(context, event)
         if event.type == 'ESC' and event.value == 'PRESS':
@@ -675,6 +756,7 @@ class SimulationRun:
         if timer_tick(context, job):
             return {'PASS_THROUGH'}
         preview.end()  # before any bake: the file as it was, but for the bake
+        self._retime(context, ticks.TICK_INTERVAL)
         self._bake = ticks.Stepper(finish_steps(context, job, self))
         self._bake_cancels = job.cancel_requests
         return self._bake_tick(context, None)
@@ -721,6 +803,8 @@ class SimulationRun:
         return {'CANCELLED'}
 
     def cancel(self, context):  # Blender closing the window or loading a file: never wait for the worker
+        if self._start is not None:
+            self._start.stepper.cancel()
         if self._job is not None:
             self._job.cancel()
         if self._bake is not None and not self._bake.cancel():
@@ -735,6 +819,7 @@ class QUADRIC_OT_simulate(SimulationRun, bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     prepare = staticmethod(prepare_job)
+    prepare_steps = staticmethod(prepare_steps)
 
 
 class QUADRIC_OT_bake_resume(SimulationRun, bpy.types.Operator):
@@ -745,6 +830,7 @@ class QUADRIC_OT_bake_resume(SimulationRun, bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     prepare = staticmethod(prepare_resumed_job)
+    prepare_steps = staticmethod(prepare_resumed_steps)
 
 
 class QUADRIC_OT_check_scene(bpy.types.Operator):

@@ -18,9 +18,11 @@ from ..solver import rotations
 from ..solver.mesh import mesh_topology
 from . import body_shape, convert, overlaps, particle_preflight, shapes
 from .properties import frame_range
+from .ticks import drain
 
 # solver/ropes/model.py refuses a drawn curve that turns back by more than this at a node
 MAX_KINK_DEGREES = 175.0
+READ_STEP = 64  # bodies read per step of check_steps (about 60 us each)
 SHOWN_IN_PANEL = 8
 
 
@@ -91,9 +93,12 @@ def _body_problems(obj, kind, hull, center):
 
 
 def _read_bodies(objs):
+    """Steps (addon/ticks.py) that read the bodies, READ_STEP a step; returns what read_scene keeps of them."""
     bodies, centers, quats, widths, movable, problems = [], [], [], [], [], []
     kinds, params, hulls = [], [], []
-    for obj in objs:
+    for k, obj in enumerate(objs):
+        if k % READ_STEP == READ_STEP - 1:
+            yield "checking the bodies", k + 1, len(objs)
         s = obj.quadric
         matrix = obj.matrix_world.copy() if s.body_type == 'ANIMATED' else convert.initial_matrix_world(obj)
         center, q = body_shape.shape_pose(obj, matrix)
@@ -218,6 +223,12 @@ def _rope_problems(arm, n_bodies):
 def read_scene(context, scene=None):
     """The Layout of the scene's quadric objects at the first frame of the range, with the problems found
     while reading (everything but overlaps)."""
+    return drain(read_scene_steps(context, scene))
+
+
+def read_scene_steps(context, scene=None):
+    """read_scene cut into steps for timer ticks (addon/ticks.py); closed between them, it goes back to the current
+    frame."""
     scene = scene or context.scene
     if context.view_layer is not None:
         context.view_layer.update()  # world matrices as shown, also after a script's edits
@@ -231,7 +242,7 @@ def read_scene(context, scene=None):
     if not (by_role['BODY'] or by_role['ROPE'] or by_role['PARTICLES'] or by_role['SOFT_BODY']):
         problems.append(Problem('SCENE', convert.NOTHING_TO_SIMULATE))
     with at_frame(scene, start):
-        bodies, centers, rotation, semi, movable, found, body_shapes = _read_bodies(by_role['BODY'])
+        bodies, centers, rotation, semi, movable, found, body_shapes = yield from _read_bodies(by_role['BODY'])
         problems += found
         depsgraph = context.evaluated_depsgraph_get() if by_role['COLLIDER'] else None
         colliders, statics, found = _read_colliders(by_role['COLLIDER'], depsgraph)
@@ -274,7 +285,14 @@ def find_overlaps(layout):
 def check(context, scene=None):
     """Every problem the simulation would stop at, then the warnings, as a list of Problems (empty when the
     scene is fine)."""
-    layout = read_scene(context, scene)
+    return drain(check_steps(context, scene))
+
+
+def check_steps(context, scene=None):
+    """check cut into steps for timer ticks (addon/ticks.py): the bodies read a few at a time, then the overlaps
+    measured (numpy, all pairs at once)."""
+    layout = yield from read_scene_steps(context, scene)
+    yield "checking for overlaps", 0, 1
     found = layout.problems + _overlap_problems(layout, find_overlaps(layout))
     return errors(found) + [p for p in found if p.severity != 'ERROR']
 

@@ -9,12 +9,16 @@ Long work is written as a generator that yields between units (``yield what, don
 shown): `drain` runs one to its end at once (scripts, ``blender -b``), a `Stepper` a budget's worth at a time
 (the modal operator), and ``close()`` stops one between units, which runs its clean-up (its ``finally`` and
 ``except BaseException``) at that yield. Once it has changed what it will not undo, it yields COMMITTED: it is
-not stopped after that, but run to its end.
+not stopped after that, but run to its end. Before a unit that takes most of a budget by itself and cannot be cut
+(one change Blender then rebuilds its dependency graph for, made in one unit so that it rebuilds once), it yields
+ALONE: that unit then begins a tick of its own rather than ending one already spent.
 """
 import time
 
 TICK_BUDGET = 0.025  # s of the main thread per timer tick
+TICK_INTERVAL = 0.01  # s between the ticks of long work: it goes on nearly at full speed, Blender redrawing between
 COMMITTED = ("committed",)  # yielded by steps that may no longer be stopped
+ALONE = ("alone",)  # yielded before a unit that should begin a tick
 
 
 class Deadline:
@@ -50,6 +54,7 @@ class Stepper:
         if self.done:
             return False
         deadline = Deadline(TICK_BUDGET if budget is None else budget)
+        first = True
         while True:
             try:
                 step = next(self.steps)
@@ -59,10 +64,14 @@ class Stepper:
             self.units += 1
             if step is COMMITTED:
                 self.committed = True
+            elif step is ALONE:
+                if not first:
+                    return True
             elif step:
                 self.progress = step
             if deadline.passed():
                 return True
+            first = False
 
     def finish(self):
         """Run the rest at once."""

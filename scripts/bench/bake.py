@@ -21,6 +21,12 @@ scratch folder, the add-on loaded from this checkout by scripts/bake.py's loader
                timer tick's budget at a time, for 300 and 2,000 bodies (--tick-bodies,
                --frames): the longest tick, the depsgraph evaluation after each, and
                the same bake at once
+  keyframe_stall  the same for Bake To Keyframes (the default): the longest tick, and the
+               depsgraph evaluations after a tick over 50 ms (Blender rebuilding its relations)
+  start_stall  Simulate's start on the main thread in a new process: part by part at once (Check
+               Scene, the conversion, the job, the live preview's setup) and whether numba was
+               loaded on the main thread, then a timer tick's budget at a time (the longest tick),
+               for --tick-bodies pebbles
   first_click  simulate click -> first simulated frame, with a cold numba cache
                (fresh folder) and then warm (same folder, new process)
   first_click_shipped
@@ -279,7 +285,7 @@ def tick_budget_ms(mod):
     return round(1e3 * mod("ticks").TICK_BUDGET, 1)
 
 
-def child_instance_stall(args):
+def child_instance_stall(args, output='INSTANCES', case="instance_stall"):
     """The instanced bake after a run as the modal operator makes it, a timer tick's budget at a time (a Stepper
     over bake.bake_recording_steps), with the depsgraph evaluated after each tick as a viewport redraw would;
     then the same bake at once, as before it was cut into ticks."""
@@ -290,7 +296,7 @@ def child_instance_stall(args):
     n, frames = args.bodies, args.frames
     conv, Rec = pebble_run(mod, n, frames)
     context = bpy.context
-    context.scene.quadric.bake_output = 'INSTANCES'
+    context.scene.quadric.bake_output = output
     context.view_layer.update()
     stepper = ticks_mod.Stepper(bake.bake_recording_steps(context, conv, Rec))
     ticks, evals = [], []
@@ -314,10 +320,80 @@ def child_instance_stall(args):
     context.evaluated_depsgraph_get()
     t2 = time.perf_counter()
     ms = (lambda v: round(1e3 * v, 2))
-    return dict(case="instance_stall", bodies=n, frames=frames, ticks=len(ticks), budget_ms=tick_budget_ms(mod),
+    return dict(case=case, bodies=n, frames=frames, ticks=len(ticks), budget_ms=tick_budget_ms(mod),
                 **ticks[longest].row("max_tick"), eval_after_max_tick_ms=ms(evals[longest]),
                 median_tick_ms=ms(sorted(t.wall for t in ticks)[len(ticks) // 2]), max_eval_ms=ms(max(evals)),
+                evals_over_goal_ms=[ms(e) for e in evals if e > 0.05],
                 ticked_seconds=round(ticked_seconds, 3), at_once_ms=ms(t1 - t0), at_once_eval_ms=ms(t2 - t1),
+                goal_ms=50, load=round(os.getloadavg()[0], 1))
+
+
+def child_keyframe_stall(args):
+    """instance_stall for the keyframe bake (Bake To: Keyframes)."""
+    return child_instance_stall(args, 'KEYFRAMES', "keyframe_stall")
+
+
+def child_start_stall(args):
+    """Simulate's start on the main thread, part by part, in a new process (the first Simulate of a Blender
+    session): Check Scene, the conversion, making the job and the live preview's setup, for ``bodies`` pebbles on a
+    floor; and whether numba was imported on the main thread by then."""
+    import sys
+
+    import bpy
+    import numpy as np
+
+    mod = load_addon()
+    ops, preflight, convert, preview = mod("operators"), mod("preflight"), mod("convert"), mod("preview")
+    scene = fresh_scene()
+    scene.frame_start, scene.frame_end = 1, args.stall_frames
+    floor = bpy.data.objects.new("Floor", bpy.data.meshes.new("Floor"))
+    floor.data.from_pydata([(-50, -50, 0), (50, -50, 0), (50, 50, 0), (-50, 50, 0)], [], [(0, 1, 2, 3)])
+    scene.collection.objects.link(floor)
+    floor.quadric.role, floor.quadric.collider_kind = 'COLLIDER', 'PLANE'
+    rng = np.random.default_rng(11)
+    side = int(np.ceil(args.bodies ** (1 / 3)))
+    mesh = bpy.data.meshes.new("Pebble")
+    mesh.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)], [], [(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)])
+    for k in range(args.bodies):
+        obj = bpy.data.objects.new(f"Pebble.{k:05d}", mesh)
+        scene.collection.objects.link(obj)
+        obj.location = (k % side * 0.25, k // side % side * 0.25, 0.2 + k // side ** 2 * 0.25)
+        obj.rotation_euler = tuple(rng.uniform(0.0, 2.0 * np.pi, 3))
+        obj.quadric.role = 'BODY'
+        obj.quadric.semi_axes = tuple(rng.uniform(0.03, 0.1, 3))
+        obj.quadric.fitted_volume = 4.0 / 3.0 * np.pi * float(np.prod(obj.quadric.semi_axes))
+    context = bpy.context
+    context.view_layer.update()
+    parts = {}
+
+    def timed(name, fn, *a):
+        with ThreadTimes() as t:
+            value = fn(*a)
+        parts[f"{name}_ms"] = round(1e3 * t.wall, 2)
+        return value
+
+    problems = timed("check", preflight.check, context)
+    timed("store", preflight.store, scene, problems)
+    solver = timed("get_solver", mod("runtime").get_solver, False)
+    numba_before = "numba" in sys.modules
+    conv = timed("convert", convert.build_scene, solver, context)
+    numba_after_convert = "numba" in sys.modules
+    job = timed("job", lambda: mod("job").SimulationJob(solver, conv, resume_points=mod("resume").ResumePoints(conv)))
+    timed("preview_start", preview.start, context, conv, job)
+    preview.end()
+    with ThreadTimes() as whole:
+        ops.prepare_job(context)
+    stepper, ticks = mod("ticks").Stepper(ops.prepare_steps(context)), []
+    while True:  # as the modal operator's timer runs it
+        with ThreadTimes() as tick:
+            more = stepper.advance()
+        ticks.append(tick)
+        if not more:
+            break
+    longest = max(ticks, key=lambda t: t.wall)
+    return dict(case="start_stall", bodies=args.bodies, frames=args.stall_frames,
+                errors=len(preflight.errors(problems)), ticks=len(ticks), **longest.row("max_tick"), **parts, at_once_ms=round(1e3 * whole.wall, 2),
+                numba_on_main_after_get_solver=numba_before, numba_on_main_after_convert=numba_after_convert,
                 goal_ms=50, load=round(os.getloadavg()[0], 1))
 
 
@@ -510,6 +586,7 @@ def child_particle_write(args):
 
 CHILDREN = dict(body_write=child_body_write, rope_write=child_rope_write, ui_stall=child_ui_stall,
                 preview_stall=child_preview_stall, instance_stall=child_instance_stall,
+                keyframe_stall=child_keyframe_stall, start_stall=child_start_stall,
                 first_click=child_first_click, first_click_shipped=child_first_click_shipped,
                 particle_write=child_particle_write, instances=child_instances)
 
@@ -536,8 +613,8 @@ def run_child(case, args, user_dir, extra=()):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", nargs="+", default=["body_write", "rope_write", "ui_stall", "preview_stall",
-                                                   "instance_stall", "first_click", "first_click_shipped",
-                                                   "particle_write", "instances"],
+                                                   "instance_stall", "keyframe_stall", "start_stall", "first_click",
+                                                   "first_click_shipped", "particle_write", "instances"],
                     choices=sorted(CHILDREN))
     ap.add_argument("--bodies", type=int, default=1000)
     ap.add_argument("--frames", type=int, default=250)
@@ -547,7 +624,7 @@ def main():
     ap.add_argument("--stall-frames", type=int, default=96)
     ap.add_argument("--substeps", type=int, default=10)
     ap.add_argument("--tick-bodies", "--preview-bodies", type=int, nargs="+", default=[300, 2000],
-                    help="preview_stall and instance_stall: the body counts")
+                    help="preview_stall, instance_stall, keyframe_stall and start_stall: the body counts")
     ap.add_argument("--instance-bodies", type=int, nargs="+", default=[2000, 100000])
     ap.add_argument("--instance-frames", type=int, default=250)
     ap.add_argument("--keyframe-bodies-max", type=int, default=20000,
@@ -570,7 +647,7 @@ def main():
     try:
         warm_dir = os.path.join(scratch, "warm")
         for case in args.cases:
-            if case in ("preview_stall", "instance_stall"):
+            if case in ("preview_stall", "instance_stall", "keyframe_stall", "start_stall"):
                 for n in args.tick_bodies:
                     run_child(case, args, warm_dir, [f"--bodies={n}"])
                 continue

@@ -1136,6 +1136,117 @@ def scenario_instances_chunks(out, blend_path):
     return res
 
 
+def keyframe_bake_state(objs, arm):
+    """A keyframe bake as the file holds it: every action's name, each object's and bone's transform, rotation mode,
+    action and slot, the originals kept for Clear Bake, and every fcurve's keys."""
+    kept = {o.name: dict(baked=o.quadric.is_baked, action=getattr(o.quadric.bake_action, "name", None),
+                         original=[o.quadric.orig_rotation_mode, list(o.quadric.orig_location),
+                                   getattr(o.quadric.orig_action, "name", None)]) for o in objs + [arm]}
+    return dict(blocks=datablock_names(), transforms=transforms(objs + [arm], list(arm.pose.bones)), kept=kept,
+                keys=keyframe_dump(objs + [arm]))
+
+
+def scenario_keyframes_chunks(out):
+    """Bake To Keyframes (bodies and a rope) after a run through the modal operator's timer, a step a tick (a
+    budget of zero), against the same bake at once; Esc in the middle leaves the file (with an earlier bake) as it
+    was; Esc once it has committed lets it finish."""
+    scene, bodies = build_bake_scene()
+    select_only(make_curve("Swing", [(3.0, 0.0, 2.0), (4.0, 0.0, 2.0)]))
+    bpy.ops.quadric.make_rope(segments=4, radius=0.02, start_mode='PIN', end_mode='FREE')
+    arm = bpy.context.object
+    ops, ticks = mod("operators"), mod("ticks")
+    ctx = bpy.context
+    job = ops.prepare_job(ctx)
+    job.run_sync()
+    before = keyframe_bake_state(bodies, arm)
+    ticks.TICK_BUDGET = 0.0
+
+    def operator():
+        op, reports = operator_for(job, ctx.window_manager.event_timer_add(0.1))
+        ops.active_job = job
+        return op, reports
+
+    # 1. A tick at a time, then at once.
+    op, _ = operator()
+    res = dict(ticked_results=tick_to_end(op, ctx), ticked_status=scene.quadric.status,
+               ticked=keyframe_bake_state(bodies, arm))
+    bpy.ops.quadric.clear_bake()
+    res["before"], res["cleared"] = before, keyframe_bake_state(bodies, arm)
+    res["one_shot_finish"] = sorted(ops.finish_job(ctx, job))
+    res["one_shot"] = keyframe_bake_state(bodies, arm)
+
+    # 2. Esc while the keys are written, the bake at once still in place: nothing changes.
+    op, reports = operator()
+    progress = []
+    while op._bake is None or op._bake.progress[:2] < ("writing the keyframes", 2):
+        assert sorted(op.modal(ctx, Event('TIMER', op._timer))) == ['RUNNING_MODAL'] and len(progress) < 1000
+        progress.append(list(op._bake.progress))
+    res["mid_progress"] = progress
+    res["mid_actions"] = len(bpy.data.actions) - len(res["one_shot"]["blocks"]["actions"])
+    res["esc"] = sorted(op.modal(ctx, Event('ESC')))
+    res["esc_status"] = scene.quadric.status
+    res["esc_active_job"] = ops.active_job is not None
+    res["esc_kept"] = keyframe_bake_state(bodies, arm) == res["one_shot"]
+
+    # 3. Esc once it has committed: it finishes, as the bake at once.
+    op, _ = operator()
+    while op._bake is None or not op._bake.committed:
+        assert sorted(op.modal(ctx, Event('TIMER', op._timer))) == ['RUNNING_MODAL']
+    res["late_esc"] = sorted(op.modal(ctx, Event('ESC')))
+    res["late_end"] = tick_to_end(op, ctx)
+    res["late"] = keyframe_bake_state(bodies, arm)
+    return res
+
+
+def scenario_start_chunks(out):
+    """Simulate's start (Check Scene and the conversion) through the modal operator's timer, a step a tick (a budget
+    of zero, a body a step), against the same start at once; Esc and the Cancel button in the middle leave the file
+    and the current frame as they were."""
+    scene, bodies = build_bake_scene()
+    scene.frame_current = 7
+    ops, ticks, preflight, convert = mod("operators"), mod("ticks"), mod("preflight"), mod("convert")
+    ctx = bpy.context
+    once = ops.prepare_job(ctx).conv
+    res = dict(once=[once.scene.content_hash(), bindings_of(once)])
+    ticks.TICK_BUDGET, preflight.READ_STEP, convert.CONVERT_STEP = 0.0, 1, 1
+    watched = bodies + [bpy.data.objects["Pusher"]]
+    before = [datablock_names(), transforms(watched, []), scene.frame_current]
+
+    def starting():
+        op, reports = operator_for(None, ctx.window_manager.event_timer_add(0.1))
+        op._start = ops.active_job = ops.StartingJob(ops.prepare_steps(ctx, op))
+        return op, reports
+
+    # 1. A tick at a time until the run starts.
+    op, _ = starting()
+    results, shown = [], []
+    while op._start is not None:
+        results.append(sorted(op.modal(ctx, Event('TIMER', op._timer))))
+        shown.append(ops.active_job.describe())
+        assert len(results) < 1000
+    res.update(results=results, shown=shown, started=op._job.state, timer=op._timer.time_step)
+    res["ticked"] = [op._job.conv.scene.content_hash(), bindings_of(op._job.conv)]
+    op.cancel(ctx)  # (as when Blender closes) the run is not what this checks
+    op._job.wait(120)
+    res["after_run"] = [datablock_names(), transforms(watched, []), scene.frame_current] == before
+
+    # 2. Esc while the bodies are converted; 3. the Cancel button while the scene is checked.
+    for key, label, stop in (("esc", "converting the bodies", lambda op: op.modal(ctx, Event('ESC'))),
+                             ("button", "checking the bodies", None)):
+        op, reports = starting()
+        while label not in ops.active_job.describe():
+            assert sorted(op.modal(ctx, Event('TIMER', op._timer))) == ['RUNNING_MODAL']
+        res[f"{key}_frame_meanwhile"] = scene.frame_current
+        if stop is None:
+            bpy.ops.quadric.cancel()
+            stop = (lambda op: op.modal(ctx, Event('TIMER', op._timer)))
+        res[key] = sorted(stop(op))
+        res[f"{key}_status"] = scene.quadric.status
+        res[f"{key}_kept"] = [datablock_names(), transforms(watched, []), scene.frame_current] == before
+        res[f"{key}_active_job"] = ops.active_job is not None
+    return res
+
+
 def scenario_instances_render(out):
     """Cycles renders of a glowing cube baked as an instance that leaves the camera's view at frame 2: the centre
     and corner pixels before the bake, at frame 1 (the instance there, its source hidden) and at frame 2
@@ -1873,9 +1984,10 @@ def operator_for(job, timer=None):
     import types
 
     reports = []
-    op = types.SimpleNamespace(_job=job, _timer=timer, _bake=None, _bake_cancels=0,
+    op = types.SimpleNamespace(_job=job, _timer=timer, _start=None, _bake=None, _bake_cancels=0,
                                report=lambda kind, msg: reports.append((sorted(kind), msg)))
-    for name in ("_status", "_cleanup", "release", "modal", "_bake_tick", "cancel"):
+    for name in ("_status", "_cleanup", "release", "modal", "_start_tick", "_begin", "_retime", "_bake_tick",
+                 "cancel"):
         setattr(op, name, getattr(bpy.types.QUADRIC_OT_simulate, name).__get__(op))
     return op, reports
 
