@@ -11,7 +11,7 @@ import numpy as np
 
 from .collision.broadphase import find_pairs
 from .collision.convex_distance import penetration_method
-from .collision.driver import collide
+from .collision.driver import collide, load_emit
 from .forces import update_body_frames
 from .integrate import body_kinetic_energies
 from .math3d import PARALLEL_CHUNKS
@@ -278,6 +278,7 @@ class Simulation:
         self._pair_capacity = max(64, 16 * n)
         self._bodies = new_body_state(scene.bodies, self._contact_capacity)
         self._ws = self._new_workspace()
+        load_emit(self.model, self._bodies, self._ws, self._shapes, self._meshes)  # before any kernel calling it
         self._pacer = ThreadPacer(numba.get_num_threads())  # one thread or all, whichever runs faster now
         # the ropes: a model and state of their own (solver/ropes/model.py)
         self._rope_model, self._rope_state = build_ropes(scene.ropes, n_bodies=n,

@@ -542,6 +542,16 @@ def _emit_in_chunks(model, state, ws, n_pairs, chunk_end, shapes, meshes):
                                         k * capacity // chunks, (k + 1) * capacity // chunks, shapes, meshes)
 
 
+def load_emit(model, state, ws, shapes=None, meshes=None):
+    """Load _emit_body_range's own compiled code before any kernel that calls it, by a call on no bodies.
+
+    Each cached kernel holds a copy of the functions it calls, and a call resolves to the first copy loaded. A
+    process that compiles loads the callee's own first; one that loads from the cache, the first kernel's, and
+    the copy in collide's parallel emit ran at half the speed of the callee's own (docs/numba.md).
+    """
+    _emit_body_range(model, state, ws, 0, ZERO, ZERO, ZERO, ws.contact_key.shape[0], shapes, meshes)
+
+
 @njit(**JIT)
 def collide(model, state, ws, n_pairs, serial, shapes=None, meshes=None):
     """Write contacts for all candidate pairs and static colliders. Returns count, or -1 on overflow.
