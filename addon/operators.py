@@ -640,7 +640,7 @@ class StartingJob:
 
 
 class SimulationRun:
-    """What Simulate and Bake from Current Frame share: a job (from ``prepare``) run synchronously, or in a worker
+    """What Simulate and Bake from Current Frame share: a job (from ``prepare_steps``) run synchronously, or in a worker
     polled by a modal timer with the live preview, then baked. Blender cannot register a subclass of a registered
     operator, so both derive from this."""
     _job = None
@@ -654,7 +654,8 @@ class SimulationRun:
         return context.scene is not None and active_job is None
 
     def execute(self, context):
-        job = self.prepare(context, self, on_progress=_console_progress if bpy.app.background else None)
+        job = ticks.drain(self.prepare_steps(context, self,
+                                             on_progress=_console_progress if bpy.app.background else None))
         if job is None:
             return {'CANCELLED'}
         job.run_sync()
@@ -818,7 +819,6 @@ class QUADRIC_OT_simulate(SimulationRun, bpy.types.Operator):
     bl_label = "Simulate and Bake"
     bl_options = {'REGISTER', 'UNDO'}
 
-    prepare = staticmethod(prepare_job)
     prepare_steps = staticmethod(prepare_steps)
 
 
@@ -829,7 +829,6 @@ class QUADRIC_OT_bake_resume(SimulationRun, bpy.types.Operator):
     bl_label = "Bake from Current Frame"
     bl_options = {'REGISTER', 'UNDO'}
 
-    prepare = staticmethod(prepare_resumed_job)
     prepare_steps = staticmethod(prepare_resumed_steps)
 
 
