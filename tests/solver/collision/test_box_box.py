@@ -71,3 +71,46 @@ def test_the_separating_axis_bounds_the_distance_of_boxes_apart_and_meets_it_fac
             face_on += 1
             assert gap == pytest.approx(exact, abs=1e-12)
     assert face_on > 10
+
+
+def test_a_contact_of_two_boxes_apart_never_states_a_gap_wider_than_their_distance():
+    """The driver's contact of two boxes apart: its deepest point's gap is at most their distance.
+
+    The separating axis only bounds the distance of boxes nearest at a vertex, and the patch along it
+    can lie beside the nearest points; a speculative contact stating a wider gap than the distance lets
+    a falling box sink into the one below (by 4 to 9% of its size in a 1,000-box drop)."""
+    import solver
+    from solver.collision.driver import collide
+    from solver.forces import update_body_frames
+
+    rng = np.random.default_rng(33)
+    halves = rng.uniform(0.2, 1.0, (2, 3))
+    scene = solver.Scene(gravity=(0.0, 0.0, 0.0))
+    for k in range(2):
+        scene.add_body(Box(tuple(halves[k])), position=(3.0 * k, 0.0, 0.0))
+    sim = solver.Simulation(scene, dt=1 / 240)
+    model, state, ws = sim.model, sim._bodies, sim._ws
+    checked = beside = 0
+    for _ in range(1000):
+        quaternions = [reference.random_quaternion(rng) for _ in range(2)]
+        direction = rng.normal(size=3)
+        positions = [np.zeros(3), direction / np.linalg.norm(direction) * rng.uniform(1.0, 3.0)]
+        exact = reference.polytope_signed_distance(_posed(halves[0], positions[0], quaternions[0]),
+                                                   _posed(halves[1], positions[1], quaternions[1]), 0)
+        if not 0.0 < exact < 0.5:
+            continue
+        for k in range(2):
+            state.position[k], state.orientation[k] = positions[k], quaternions[k]
+        state.cache_count[0] = 0  # no warm start: every pair is new
+        update_body_frames(model, state, ws, 0.0, 1 / 240, False)
+        ws.reach[:] = 0.5  # every pair within the contact reach
+        ws.pair_a[0], ws.pair_b[0], ws.pair_witness[0] = 0, 1, 0.0
+        count = collide(model, state, ws, 1, False, sim._shapes, sim._meshes)
+        assert count > 0
+        gap = -ws.contact_depth[:count].max()  # GJK, where it decides, is exact to 1e-12 of the size
+        assert gap <= exact + 1e-10, f"contact gap {gap:.9g} wider than the distance {exact:.9g}"
+        checked += 1
+        axis_gap = box_box_distance(halves[0], positions[0], quat_to_matrix_np(quaternions[0]), halves[1],
+                                    positions[1], quat_to_matrix_np(quaternions[1]))[0]
+        beside += axis_gap < exact - 1e-6  # the axis is only a bound there
+    assert checked > 200 and beside > 20  # both face-on and vertex pairs were there
