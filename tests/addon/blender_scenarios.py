@@ -1117,6 +1117,20 @@ def scenario_instances_chunks(out, blend_path):
     res["esc_active_job"] = ops.active_job is not None
     res["esc_kept"], res["esc_before"], res["esc_after"] = kept == kept_state(), kept, kept_state()
 
+    # 2b. Esc once the datablocks are built and the depsgraph rebuilt, before the instance order is read.
+    op, _ = operator()
+    while op._bake is None or op._bake.progress[0] != "reading the instances' order":
+        assert sorted(op.modal(ctx, Event('TIMER', op._timer))) == ['RUNNING_MODAL'] and op._bake.units < 1000
+    res["built_blocks"] = len(bpy.data.objects) - len(kept["blocks"]["objects"])  # the new points object
+    res["built_esc"] = sorted(op.modal(ctx, Event('ESC')))
+    res["built_kept"] = kept == kept_state()
+
+    # 2c. The step that builds the datablocks begins a tick of its own, however much budget is left.
+    stepper = ticks.Stepper(mod("bake").bake_recording_steps(ctx, job.conv, job.recording))
+    alone = [stepper.advance(budget=1e9), list(stepper.progress), datablock_names() == kept["blocks"]]
+    alone += [stepper.advance(budget=0.0), list(stepper.progress), datablock_names() == kept["blocks"]]
+    res["alone"] = alone + [stepper.cancel(), kept == kept_state()]
+
     # 3. The Cancel button in the middle.
     op, _ = operator()
     tick_until_written(op, 1)

@@ -220,6 +220,18 @@ def test_esc_or_cancel_in_the_middle_of_the_bake_leaves_the_file_as_it_was(chunk
     assert chunks["button"] == ["FINISHED"] and chunks["button_tick"] == ["CANCELLED"] and chunks["button_kept"]
 
 
+def test_esc_after_the_datablock_step_leaves_the_file_as_it_was(chunks):
+    assert chunks["built_blocks"] == 1  # the new points object, beside the earlier bake's
+    assert chunks["built_esc"] == ["CANCELLED"] and chunks["built_kept"]
+
+
+def test_the_datablock_step_begins_a_tick_of_its_own(chunks):
+    first, first_shown, first_untouched, second, second_shown, second_untouched, stopped, kept = chunks["alone"]
+    assert first and first_shown[0] == "building the instances" and first_untouched  # the poses only
+    assert second and second_shown[0] == "reading the instances' order" and not second_untouched
+    assert stopped and kept  # closed there: what it built removed, the earlier bake as it was
+
+
 def test_esc_once_the_bake_has_committed_lets_it_finish(chunks):
     assert chunks["late_esc"] == ["RUNNING_MODAL"] and chunks["late_end"][-1] == ["FINISHED"]
     assert chunks["late"] == chunks["one_shot"]
