@@ -1258,6 +1258,25 @@ def scenario_start_chunks(out):
         res[f"{key}_status"] = scene.quadric.status
         res[f"{key}_kept"] = [datablock_names(), transforms(watched, []), scene.frame_current] == before
         res[f"{key}_active_job"] = ops.active_job is not None
+
+    # 4. Steps of any number of bodies: each frame change (the range's first frame, each sampled frame, the way
+    #    back) and the animated body's conversion still begin a step, so a tick holds at most one of them.
+    preflight.READ_STEP = convert.CONVERT_STEP = 1000
+    changes = []
+    handler = lambda scene, *_: changes.append(scene.frame_current)
+    bpy.app.handlers.frame_change_post.append(handler)
+    op, _ = starting()
+    per_tick = []
+    while op._start is not None:
+        seen = len(changes)
+        op.modal(ctx, Event('TIMER', op._timer))
+        per_tick.append([len(changes) - seen, ops.active_job.describe() if op._start is not None else ""])
+        assert len(per_tick) < 1000
+    bpy.app.handlers.frame_change_post.remove(handler)
+    res["large_steps"] = dict(per_tick=per_tick, changes=len(changes),
+                              ticked=[op._job.conv.scene.content_hash(), bindings_of(op._job.conv)])
+    op.cancel(ctx)
+    op._job.wait(120)
     return res
 
 
