@@ -332,13 +332,15 @@ def _hide_sources(objects):
 
 
 def _show(objects):
-    """Give hidden sources and displays back the visibility they had before the first instanced bake."""
+    """Give hidden sources and displays back the visibility they had before the first instanced bake; the fields
+    that kept it are unset (as before any bake)."""
     flags = {}
     for o in objects:
         s = o.quadric
         if s.instance_hidden:
             flags[o] = (s.orig_hide_viewport, s.orig_hide_render)
-            s.instance_hidden = False
+            for name in ("instance_hidden", "orig_hide_viewport", "orig_hide_render"):
+                s.property_unset(name)
     _set_hidden(flags)
 
 

@@ -112,7 +112,22 @@ def keep(scene, resume_points, recording):
 
 
 def forget(scene):
-    _kept.pop(scene.name, None)
+    """Drop the scene's kept run (Clear Bake) and release its snapshots, also where a finished job still holds them;
+    returns describe()'s words for it, or '' if none was kept."""
+    kept = _kept.pop(scene.name, None)
+    if kept is None:
+        return ""
+    what = describe(kept)
+    kept.snapshots.clear()
+    return what
+
+
+def describe(resume_points):
+    """'the kept run of frames 1-40 (40 resume points)'."""
+    first = resume_points.conv.frame_start
+    last = first + (resume_points.recording.frames if resume_points.recording is not None else 1) - 1
+    count = len(resume_points.snapshots)
+    return f"the kept run of frames {first}-{last} ({count} resume point{'s' if count != 1 else ''})"
 
 
 def continued(conv, resume_points, index):

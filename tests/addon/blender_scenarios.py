@@ -327,6 +327,18 @@ def evaluated_tracks(scene, objs, binding):
     return res
 
 
+# What a bake keeps on an object for Clear Bake and for the panel (properties.py, Bake bookkeeping)
+BAKE_FIELDS = ("is_baked", "bake_action", "orig_action", "orig_location", "orig_rotation_mode",
+               "orig_rotation_quaternion", "orig_rotation_euler", "orig_rotation_axis_angle", "instance_hidden",
+               "orig_hide_viewport", "orig_hide_render", "bake_fingerprint")
+
+
+def bake_fields_set(objs):
+    """{object name: the bake fields set on it}, only objects with any."""
+    found = {o.name: [f for f in BAKE_FIELDS if o.quadric.is_property_set(f)] for o in objs}
+    return {name: fields for name, fields in found.items() if fields}
+
+
 def scenario_bake(out, blend_path):
     scene, bodies = build_bake_scene()
     ops = mod("operators")
@@ -334,7 +346,7 @@ def scenario_bake(out, blend_path):
                               rotation_euler=list(o.rotation_euler),
                               rotation_axis_angle=list(o.rotation_axis_angle)) for o in bodies}
     bpy.ops.wm.save_as_mainfile(filepath=blend_path)
-    res = dict(originals=originals)
+    res = dict(originals=originals, fields_before=bake_fields_set(scene.objects))
 
     # 1. The operator, as a script calls it (EXEC_DEFAULT).
     res["simulate"] = sorted(bpy.ops.quadric.simulate())
@@ -394,9 +406,18 @@ def scenario_bake(out, blend_path):
     res["diverge_status"] = scene.quadric.status
     res["diverge_keys_unchanged"] = keyframe_dump(bodies) == before
 
-    # 5. Clear Bake restores transforms, rotation modes and drops the bake actions.
+    # 5. Clear Bake restores transforms, rotation modes and drops the bake actions, the fields that kept them and
+    #    the kept run (Bake from Current Frame's).
     res["diverge_partial_end"] = scene.quadric.partial_bake_end
-    res["clear"] = sorted(bpy.ops.quadric.clear_bake())
+    kept = mod("resume").points(scene)
+    res["kept_before_clear"] = [kept.conv.frame_start, kept.recording.frames, len(kept.snapshots)]
+    res["fields_baked"] = bake_fields_set(scene.objects)
+    with captured_reports() as reports:
+        res["clear"] = sorted(bpy.ops.quadric.clear_bake())
+    res["clear_reports"] = reports
+    res["kept_after_clear"] = mod("resume").points(scene) is not None
+    res["kept_snapshots_after_clear"] = len(kept.snapshots)  # released, though this still holds the object
+    res["fields_after_clear"] = bake_fields_set(scene.objects)
     res["partial_end_after_clear"] = scene.quadric.partial_bake_end
     res["after_clear"] = {o.name: dict(location=list(o.location), rotation_mode=o.rotation_mode,
                                        rotation_euler=list(o.rotation_euler),
@@ -948,9 +969,11 @@ def scenario_instances(out, blend_path, usd_path):
                                             "site-packages")
 
     # 3. Clear Bake: no datablock or file of the bake is left, and the bodies show as they did.
+    res["fields_baked"] = bake_fields_set(bodies + displays)
     with captured_reports() as reports:
         res["clear"] = sorted(bpy.ops.quadric.clear_bake())
     res["clear_reports"] = reports
+    res["fields_after_clear"] = bake_fields_set(bodies + displays)
     res["after_clear"] = datablock_names()
     res["before"] = before
     res["files_after_clear"] = files_under(folder)

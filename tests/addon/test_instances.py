@@ -101,6 +101,10 @@ def test_clear_bake_removes_every_datablock_and_file_and_shows_the_bodies(baked)
     assert baked["files_after_clear"] == baked["files_before"]  # the cache file and its folders are gone
     assert baked["visibility_after_clear"] == baked["visibility_before"]
     assert baked["pointers_after_clear"] == [True, True, True]
+    hidden = {name for name, fields in baked["fields_baked"].items() if "orig_hide_viewport" in fields}
+    assert len(hidden) == 4  # both bodies and their shape displays kept their visibility
+    assert baked["fields_after_clear"] == {}  # and every field of the bake is unset again
+    assert "dropped the kept run of frames" in "\n".join(baked["clear_reports"])  # the job's, kept for resuming
 
 
 def test_simulate_is_one_undo_step(baked):
