@@ -2382,8 +2382,7 @@ def scenario_bake_resume(out):
     ctx = bpy.context
     res = dict(whole=sorted(bpy.ops.quadric.simulate()))
     res["whole_keys"] = keyframe_dump(bodies)
-    bpy.ops.quadric.clear_bake()
-    resume.forget(scene)
+    bpy.ops.quadric.clear_bake()  # which drops the run kept for Bake from Current Frame
     scene.frame_set(10)
     res["no_run_error"] = op_error(bpy.ops.quadric.bake_resume)
 
@@ -2406,6 +2405,10 @@ def scenario_bake_resume(out):
     ball.quadric.friction -= 0.1
     res["keys_after_refusals"] = keyframe_dump(bodies)
 
+    # The run is kept by the scene's own id, not its name: it is continued below under a new name.
+    first_name = scene.name
+    scene.name = "Renamed"
+    res["renamed_kept"] = resume.points(scene) is kept
     res["resume"] = sorted(bpy.ops.quadric.bake_resume())
     job = ops.last_job
     res["resumed_from"] = job.continues[1].frames  # frames kept from before the snapshot
@@ -2413,6 +2416,30 @@ def scenario_bake_resume(out):
     res["status"] = scene.quadric.status
     res["partial_end_after"] = scene.quadric.partial_bake_end
     res["resumed_keys"] = keyframe_dump(bodies)
+
+    # A new scene of the first name has no run; nor has a copy (which copies the id) until it keeps its own, and
+    # clearing the copy's bake leaves the original's run.
+    kept = resume.points(scene)
+    newcomer = bpy.data.scenes.new(first_name)
+    res["newcomer"] = [first_name, newcomer.name, resume.points(newcomer) is None, resume.points(scene) is kept]
+    copy = scene.copy()
+    res["copy"] = [copy.quadric.resume_id == scene.quadric.resume_id != "", resume.points(copy) is None,
+                   resume.points(scene) is kept]
+    scene.name = "Renamed again"  # after the copy was made
+    res["renamed_after_copy"] = [resume.points(scene) is kept, resume.points(copy) is None]
+    own = resume.ResumePoints(kept.conv)
+    resume.keep(copy, own, kept.recording)
+    res["copy_kept"] = [copy.quadric.resume_id != scene.quadric.resume_id, resume.points(copy) is own,
+                        resume.points(scene) is kept]
+    window = bpy.context.window_manager.windows[0]
+    window.scene = copy
+    with bpy.context.temp_override(window=window), captured_reports() as reports:
+        cleared = [bpy.context.scene.name == copy.name, sorted(bpy.ops.quadric.clear_bake())]
+    window.scene = scene
+    res["copy_cleared"] = cleared + [resume.points(copy) is None, resume.points(scene) is kept, reports]
+    bpy.data.scenes.remove(copy)
+    resume.keep(scene, kept, kept.recording)  # the copy's run, its scene gone, is dropped
+    res["runs_left"] = len(resume._kept)
     return res
 
 
