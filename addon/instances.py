@@ -369,8 +369,8 @@ def bake_instances_steps(context, objects, frame_start, body_poses, offset_locat
     and evaluated in one call (evaluated_depsgraph_get). Each of those changes alone makes the next evaluation
     rebuild the whole graph, so they are made together, and the call cannot be cut: with 2,000 sources it takes
     0.26 to 0.35 s (the rebuild alone 0.14 to 0.26 s, as any rebuild of that scene; docs/instances.md), the
-    rest of the step 30 ms. The next step reads the instance order from the evaluated graph and shows the first
-    frame. The cache file is computed and written a few frames a step, and the last step puts it in place and
+    rest of the step 30 to 40 ms. The next step reads the instance order from the evaluated graph and shows the
+    first frame. The cache file is computed and written a few frames a step, and the last step puts it in place and
     removes the previous bake. Closed between two steps (Esc), or failing in one, it removes what it built,
     shows what it hid and deletes its file, so the file is as it was.
     """
