@@ -68,6 +68,11 @@ def in_parent_space(parent_frames, loc, rot):
     return own_loc, own_rot
 
 
+# What an object's keyframe bake keeps for Clear Bake: unset once restored, so that nothing of a cleared bake stays
+ORIGINALS = ("orig_action", "orig_location", "orig_rotation_mode", "orig_rotation_quaternion", "orig_rotation_euler",
+             "orig_rotation_axis_angle")
+
+
 def store_originals(obj):
     s = obj.quadric
     if s.is_baked:
@@ -263,14 +268,14 @@ def _body_channels(obj, parent_frames, poses, j):
 
 
 def clear_bake(obj):
-    """Remove our bake from an object and restore its original transform, rotation mode and action."""
+    """Remove our bake from an object and restore its original transform, rotation mode and action; the fields that
+    kept them are unset (as before any bake)."""
     s = obj.quadric
     if not s.is_baked:
         return False
     _drop_bake_action(obj)
     if s.orig_action is not None:
         kc.assign_action(obj, s.orig_action)
-    s.orig_action = None
     obj.rotation_mode = s.orig_rotation_mode
     obj.location = s.orig_location
     obj.rotation_quaternion = s.orig_rotation_quaternion
@@ -279,5 +284,6 @@ def clear_bake(obj):
     if obj.type == 'ARMATURE' and obj.pose:
         for pb in obj.pose.bones:
             pb.matrix_basis = Matrix.Identity(4)
-    s.is_baked = False
+    for name in ("is_baked", "bake_action") + ORIGINALS:
+        s.property_unset(name)
     return True

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..solver import rotations
 from . import point_cache
-from .ticks import drain
+from .ticks import ALONE, drain
 
 POINTS_NAME = "Quadric Instances"
 SOURCES_NAME = "Quadric Instance Sources"
@@ -332,13 +332,15 @@ def _hide_sources(objects):
 
 
 def _show(objects):
-    """Give hidden sources and displays back the visibility they had before the first instanced bake."""
+    """Give hidden sources and displays back the visibility they had before the first instanced bake; the fields
+    that kept it are unset (as before any bake)."""
     flags = {}
     for o in objects:
         s = o.quadric
         if s.instance_hidden:
             flags[o] = (s.orig_hide_viewport, s.orig_hide_render)
-            s.instance_hidden = False
+            for name in ("instance_hidden", "orig_hide_viewport", "orig_hide_render"):
+                s.property_unset(name)
     _set_hidden(flags)
 
 
@@ -361,12 +363,16 @@ def bake_instances_steps(context, objects, frame_start, body_poses, offset_locat
     """bake_instances cut into steps for timer ticks (addon/ticks.py); returns the points object.
 
     The poses are checked a few frames a step (about MARKER_ROWS body-frames, each taken from its columns
-    then: a copy of all poses at once took 70 ms for 2,000 bodies x 250 frames). One step then builds
-    everything Blender must rebuild its dependency graph for (datablocks, the sources in their collections,
-    hidden; a previous bake's points object hidden meanwhile), reads the instance order and shows the first
-    frame; that rebuild is Blender's and cannot be cut. The cache file is computed and written a few frames a
-    step, and the last step puts it in place and removes the previous bake. Closed between two steps (Esc), or
-    failing in one, it removes what it built, shows what it hid and deletes its file, so the file is as it was.
+    then: a copy of all poses at once took 70 ms for 2,000 bodies x 250 frames). One step, in a tick of its own,
+    then makes every change Blender must rebuild its dependency graph's relations for (datablocks, the sources
+    in their collections, hidden; a previous bake's points object hidden meanwhile) and has the graph rebuilt
+    and evaluated in one call (evaluated_depsgraph_get). Each of those changes alone makes the next evaluation
+    rebuild the whole graph, so they are made together, and the call cannot be cut: with 2,000 sources it takes
+    0.26 to 0.35 s (the rebuild alone 0.14 to 0.26 s, as any rebuild of that scene; docs/instances.md), the
+    rest of the step 30 to 40 ms. The next step reads the instance order from the evaluated graph and shows the
+    first frame. The cache file is computed and written a few frames a step, and the last step puts it in place and
+    removes the previous bake. Closed between two steps (Esc), or failing in one, it removes what it built,
+    shows what it hid and deletes its file, so the file is as it was.
     """
     scene = context.scene
     body_poses = np.asarray(body_poses, dtype=np.float64)
@@ -389,6 +395,7 @@ def bake_instances_steps(context, objects, frame_start, body_poses, offset_locat
     stored, path = _new_cache_file(scene)
     built, newly_hidden, writer, held = (None, None, None), [], None, None
     yield "building the instances", 0, frames
+    yield ALONE  # the rebuild below takes a tick by itself
     try:
         built = points, sources, tree = _build(context, objects, frame_start)
         previous = current(scene)[0]
@@ -396,6 +403,8 @@ def bake_instances_steps(context, objects, frame_start, body_poses, offset_locat
             held = previous
             previous.hide_viewport = True
         newly_hidden = _hide_sources(objects)  # before the depsgraph runs, so that it is rebuilt once
+        context.evaluated_depsgraph_get()  # the one rebuild: it cannot be cut (see the docstring)
+        yield "reading the instances' order", 0, frames
         order = np.argsort(_child_order(context, points, objects))  # order[i]: the body of instance i
         local, columns = local[order], columns[order]
         mesh = points.data

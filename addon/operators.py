@@ -918,11 +918,14 @@ class QUADRIC_OT_clear_bake(bpy.types.Operator):
             obj = bpy.data.objects.get(obj_name)  # a group's particles object goes with the group's bake
             if obj is not None:
                 n += bake.clear_bake(obj) | particle_bake.clear(obj)
+                obj.quadric.property_unset("bake_fingerprint")  # (addon/stale.py) of a bake no longer there
         cleared = instances.clear_instances(scene)
+        dropped = resume.forget(scene)  # Bake from Current Frame would bake its kept frames again
         scene.quadric.status = ""
         scene.quadric.partial_bake_end = 0
         also = f" and deleted the instanced bake '{name}'" if cleared and name else \
             " and the instanced bake" if cleared else ""
+        also += f"; dropped {dropped}" if dropped else ""
         self.report({'INFO'}, f"cleared the bake of {n} object{'s' if n != 1 else ''}{also}")
         return {'FINISHED'}
 

@@ -18,11 +18,11 @@ from ..solver import rotations
 from ..solver.mesh import mesh_topology
 from . import body_shape, convert, overlaps, particle_preflight, shapes
 from .properties import frame_range
-from .ticks import drain
+from .ticks import ALONE, drain
 
 # solver/ropes/model.py refuses a drawn curve that turns back by more than this at a node
 MAX_KINK_DEGREES = 175.0
-READ_STEP = 64  # bodies read per step of check_steps (about 60 us each)
+READ_STEP = 32  # bodies read per step of check_steps (0.06 to 0.3 ms each)
 SHOWN_IN_PANEL = 8
 
 
@@ -97,8 +97,8 @@ def _read_bodies(objs):
     bodies, centers, quats, widths, movable, problems = [], [], [], [], [], []
     kinds, params, hulls = [], [], []
     for k, obj in enumerate(objs):
-        if k % READ_STEP == READ_STEP - 1:
-            yield "checking the bodies", k + 1, len(objs)
+        if k % READ_STEP == 0:  # also before the first: the frame change before it evaluates the scene
+            yield "checking the bodies", k, len(objs)
         s = obj.quadric
         matrix = obj.matrix_world.copy() if s.body_type == 'ANIMATED' else convert.initial_matrix_world(obj)
         center, q = body_shape.shape_pose(obj, matrix)
@@ -232,9 +232,7 @@ def read_scene_steps(context, scene=None):
     scene = scene or context.scene
     if context.view_layer is not None:
         context.view_layer.update()  # world matrices as shown, also after a script's edits
-    objs = convert.simulated_objects(scene)
-    by_role = {role: [o for o in objs if o.quadric.role == role]
-               for role in ('BODY', 'COLLIDER', 'ROPE', 'PARTICLES', 'SOFT_BODY')}
+    by_role = convert.simulated_by_role(scene)
     problems = []
     start, end = frame_range(scene)
     if end - start + 1 < 2:
@@ -293,6 +291,7 @@ def check_steps(context, scene=None):
     measured (numpy, all pairs at once)."""
     layout = yield from read_scene_steps(context, scene)
     yield "checking for overlaps", 0, 1
+    yield ALONE  # all pairs at once: 20 to 25 ms for 2,000 bodies
     found = layout.problems + _overlap_problems(layout, find_overlaps(layout))
     return errors(found) + [p for p in found if p.severity != 'ERROR']
 

@@ -309,6 +309,8 @@ class QuadricSceneSettings(bpy.types.PropertyGroup):
                                               "bake, if any, is whole)")
     problems: CollectionProperty(type=QuadricProblem, description="What the last Check Scene found")
     run_stats: PointerProperty(type=QuadricRunStats, description="The last baked run's statistics, summarised")
+    resume_id: StringProperty(options={'HIDDEN'}, description="Names the scene's kept run for Bake from Current "
+                                                              "Frame (addon/resume.py), made at its first run")
 
 
 CLASSES = (QuadricParticleSettings, QuadricObjectSettings, QuadricProblem, QuadricRunStats, QuadricSceneSettings)

@@ -8,10 +8,17 @@ makes the continued run the uninterrupted one bit for bit, and makes snapshots l
 ``stride`` frames, chosen from the first snapshot's size to stay within BUDGET bytes and widened while copying
 them takes more than SHARE of the run's time; continuing from a frame between two of them simulates again from
 the earlier, which gives the same frames.
+
+Runs are kept by an id stored on the scene (``scene.quadric.resume_id``, random, made at the scene's first kept
+run), not by its name: a renamed scene keeps its run, and a new scene given the old name has none. Duplicating
+a scene copies the id; of the scenes that share one, the run belongs to the scene it was kept for (told by its
+address, else by its name; neither found, to none), and a copy's own first run gives the copy an id of its own.
+The id is made within the first run's undo step, so undoing that step hides the run until redo.
 """
 import dataclasses
 import math
 import time
+import uuid
 
 import numpy as np
 
@@ -19,7 +26,7 @@ BUDGET = 512 * 2**20  # bytes of snapshots kept per scene
 FLOAT32 = 1e-6  # relative: a few units in the last place of a float32 (6e-8)
 SHARE = 0.1  # of the run's time, at most, spent copying snapshots (the worker holds no lock, but takes a core)
 MIN_COST = 0.005  # s: cheaper snapshots are kept every frame the budget allows
-_kept = {}  # scene name -> ResumePoints of its last run
+_kept = {}  # a scene's resume_id -> ResumePoints of its last run
 
 
 def _nbytes(value):
@@ -62,6 +69,7 @@ class ResumePoints:
         self.offset = offset    # the frame index the run recording into this started at
         self.stride = 1
         self.recording = None   # every finished frame from the range's start, once the run ended
+        self.scene = ("", 0)    # the name and address (as_pointer) of the scene it was last kept or found for
         self._last = None       # (frame index, time) of the last frame offered
         self._frame_seconds = 0.0
 
@@ -99,20 +107,67 @@ class ResumePoints:
         return max(below) if below else None
 
 
+def _holders(key):
+    import bpy
+
+    return [s for s in bpy.data.scenes if s.quadric.resume_id == key]
+
+
+def _owner(key):
+    """The scene whose run is kept under ``key``, or None: the one scene with that id (renamed or not); of several
+    (copies), the one at the address, else of the name, the run was kept or last found for."""
+    kept = _kept.get(key)
+    holders = _holders(key) if kept is not None else []
+    if len(holders) == 1:
+        return holders[0]
+    name, address = kept.scene if kept is not None else ("", 0)
+    return (next((s for s in holders if s.as_pointer() == address), None) or
+            next((s for s in holders if s.name == name), None))
+
+
 def points(scene):
-    return _kept.get(scene.name)
+    """The scene's kept run (ResumePoints), or None."""
+    key = scene.quadric.resume_id
+    if not key or _owner(key) != scene:
+        return None
+    kept = _kept[key]
+    kept.scene = scene.name, scene.as_pointer()  # renamed since: copies made from now on are told apart by these
+    return kept
 
 
 def keep(scene, resume_points, recording):
-    """Store a run's snapshots and frames for the scene once it ended (main thread)."""
+    """Store a run's snapshots and frames for the scene once it ended (main thread), in place of its last run's;
+    runs of scenes no longer there are dropped."""
     if recording is None or recording.frames < 1:
         return
+    key = scene.quadric.resume_id
+    if not key or (len(_holders(key)) > 1 and _owner(key) != scene):  # a first run, or a copy's first
+        key = scene.quadric.resume_id = uuid.uuid4().hex
     resume_points.recording = recording
-    _kept[scene.name] = resume_points
+    resume_points.scene = scene.name, scene.as_pointer()
+    _kept[key] = resume_points
+    for gone in [k for k in _kept if _owner(k) is None]:  # a deleted scene's, another file's
+        del _kept[gone]
 
 
 def forget(scene):
-    _kept.pop(scene.name, None)
+    """Drop the scene's kept run (Clear Bake) and release its snapshots, also where a finished job still holds them;
+    returns describe()'s words for it, or '' if none was kept."""
+    kept = points(scene)
+    if kept is None:
+        return ""
+    del _kept[scene.quadric.resume_id]
+    what = describe(kept)
+    kept.snapshots.clear()
+    return what
+
+
+def describe(resume_points):
+    """'the kept run of frames 1-40 (40 resume points)'."""
+    first = resume_points.conv.frame_start
+    last = first + (resume_points.recording.frames if resume_points.recording is not None else 1) - 1
+    count = len(resume_points.snapshots)
+    return f"the kept run of frames {first}-{last} ({count} resume point{'s' if count != 1 else ''})"
 
 
 def continued(conv, resume_points, index):

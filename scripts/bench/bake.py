@@ -13,7 +13,8 @@ scratch folder, the add-on loaded from this checkout by scripts/bake.py's loader
                longest oversleep of a 100 ms timer (GIL contention)
   preview_stall  the same with the live preview on, for 300 and 2,000 bodies
                (--tick-bodies) bound to objects: the longest tick (and of it, the main
-               thread's own CPU time and its wait in the run queue, where Linux says), the
+               thread's own CPU time, its wait in the run queue, where Linux says, and
+               Python's garbage collections), the
                median tick that showed part of a frame, the depsgraph evaluation after it
                (what a viewport redraw waits for: the first builds the depsgraph of the
                new scene, so the later ones apart) and the restore when the run ends
@@ -25,8 +26,9 @@ scratch folder, the add-on loaded from this checkout by scripts/bake.py's loader
                depsgraph evaluations after a tick over 50 ms (Blender rebuilding its relations)
   start_stall  Simulate's start on the main thread in a new process: part by part at once (Check
                Scene, the conversion, the job, the live preview's setup) and whether numba was
-               loaded on the main thread, then a timer tick's budget at a time (the longest tick),
-               for --tick-bodies pebbles
+               loaded on the main thread, then a timer tick's budget at a time (the longest tick,
+               and the longest less Python's garbage collections in it), for --tick-bodies
+               pebbles and --animated-bodies keyed kinematic ones
   first_click  simulate click -> first simulated frame, with a cold numba cache
                (fresh folder) and then warm (same folder, new process)
   first_click_shipped
@@ -201,9 +203,23 @@ def child_ui_stall(args):
 class ThreadTimes:
     """Wall time of a span on this thread, split into its own CPU time (time.thread_time) and its wait in the run
     queue (Linux's /proc/thread-self/schedstat; elsewhere None): the rest is time blocked (the GIL, a lock,
-    I/O)."""
+    I/O). Also the time Python's garbage collector ran meanwhile (in any thread): a full collection takes tens of
+    milliseconds wherever it falls, in proportion to every object alive, not to the span's own work."""
+    _gc = dict(seconds=0.0, began=0.0)
+
+    @classmethod
+    def _collecting(cls, phase, info):
+        if phase == "start":
+            cls._gc["began"] = time.perf_counter()
+        else:
+            cls._gc["seconds"] += time.perf_counter() - cls._gc["began"]
 
     def __enter__(self):
+        import gc
+
+        if ThreadTimes._collecting not in gc.callbacks:
+            gc.callbacks.append(ThreadTimes._collecting)
+        self.gc = self._gc["seconds"]
         self.wall, self.cpu, self.runqueue = time.perf_counter(), time.thread_time(), self._run_delay()
         return self
 
@@ -211,6 +227,7 @@ class ThreadTimes:
         wall, cpu, runqueue = time.perf_counter(), time.thread_time(), self._run_delay()
         self.wall, self.cpu = wall - self.wall, cpu - self.cpu
         self.runqueue = None if runqueue is None else runqueue - self.runqueue
+        self.gc = self._gc["seconds"] - self.gc
 
     @staticmethod
     def _run_delay():
@@ -223,7 +240,7 @@ class ThreadTimes:
     def row(self, prefix):
         ms = (lambda v: None if v is None else round(1e3 * v, 2))
         return {f"{prefix}_ms": ms(self.wall), f"{prefix}_cpu_ms": ms(self.cpu),
-                f"{prefix}_runqueue_ms": ms(self.runqueue)}
+                f"{prefix}_runqueue_ms": ms(self.runqueue), f"{prefix}_gc_ms": ms(self.gc)}
 
 
 def child_preview_stall(args):
@@ -362,6 +379,18 @@ def child_start_stall(args):
         obj.quadric.role = 'BODY'
         obj.quadric.semi_axes = tuple(rng.uniform(0.03, 0.1, 3))
         obj.quadric.fitted_volume = 4.0 / 3.0 * np.pi * float(np.prod(obj.quadric.semi_axes))
+    for k in range(args.animated_bodies):  # kinematic pushers in rows of 50 beside the pile, keyed over the range
+        obj = bpy.data.objects.new(f"Pusher.{k:04d}", mesh)
+        scene.collection.objects.link(obj)
+        row, column = divmod(k, 50)
+        for frame, shift, turn in ((1, 0.0, 0.0), (args.stall_frames, -2.0, 1.0)):
+            obj.location, obj.rotation_euler = (-1.0 - 0.3 * row + shift, 0.3 * column, 0.2), (0.0, 0.0, turn)
+            obj.keyframe_insert("location", frame=frame)
+            obj.keyframe_insert("rotation_euler", frame=frame)
+        obj.quadric.role, obj.quadric.body_type = 'BODY', 'ANIMATED'
+        obj.quadric.semi_axes = (0.1, 0.1, 0.1)
+        obj.quadric.fitted_volume = 4.0 / 3.0 * np.pi * 0.1 ** 3
+    scene.frame_set(1)
     context = bpy.context
     context.view_layer.update()
     parts = {}
@@ -391,8 +420,10 @@ def child_start_stall(args):
         if not more:
             break
     longest = max(ticks, key=lambda t: t.wall)
-    return dict(case="start_stall", bodies=args.bodies, frames=args.stall_frames,
-                errors=len(preflight.errors(problems)), ticks=len(ticks), **longest.row("max_tick"), **parts, at_once_ms=round(1e3 * whole.wall, 2),
+    return dict(case="start_stall", bodies=args.bodies, animated=args.animated_bodies, frames=args.stall_frames,
+                errors=len(preflight.errors(problems)), ticks=len(ticks), **longest.row("max_tick"),
+                max_tick_less_gc_ms=round(1e3 * max(t.wall - t.gc for t in ticks), 2), **parts,
+                at_once_ms=round(1e3 * whole.wall, 2),
                 numba_on_main_after_get_solver=numba_before, numba_on_main_after_convert=numba_after_convert,
                 goal_ms=50, load=round(os.getloadavg()[0], 1))
 
@@ -625,6 +656,8 @@ def main():
     ap.add_argument("--substeps", type=int, default=10)
     ap.add_argument("--tick-bodies", "--preview-bodies", type=int, nargs="+", default=[300, 2000],
                     help="preview_stall, instance_stall, keyframe_stall and start_stall: the body counts")
+    ap.add_argument("--animated-bodies", type=int, default=0,
+                    help="start_stall: animated (kinematic) bodies keyed beside the pile, sampled every frame")
     ap.add_argument("--instance-bodies", type=int, nargs="+", default=[2000, 100000])
     ap.add_argument("--instance-frames", type=int, default=250)
     ap.add_argument("--keyframe-bodies-max", type=int, default=20000,
@@ -642,7 +675,7 @@ def main():
     args.passthrough = [f"--bodies={args.bodies}", f"--frames={args.frames}", f"--ropes={args.ropes}",
                         f"--bones={args.bones}", f"--stall-bodies={args.stall_bodies}",
                         f"--stall-frames={args.stall_frames}", f"--substeps={args.substeps}",
-                        f"--particles={args.particles}"]
+                        f"--particles={args.particles}", f"--animated-bodies={args.animated_bodies}"]
     scratch = tempfile.mkdtemp(prefix="quadric-bench-")
     try:
         warm_dir = os.path.join(scratch, "warm")

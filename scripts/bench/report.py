@@ -100,6 +100,8 @@ def _table(rows: list[dict]) -> list[str]:
             if k not in keys and not isinstance(v, (dict, list)) and len(keys) < MAX_COLUMNS:
                 keys.append(k)
     if any("threading_layer" in row for row in rows) and "layer" not in keys:
+        if "threading_layer" in keys:  # a scalar one (a name, not a dict) the loop above took already
+            keys.remove("threading_layer")
         keys.insert(1, "threading_layer")  # the layer that ran, with the TBB version where it was TBB
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
     lines += ["| " + " | ".join(_cell(row.get(k)) for k in keys) + " |" for row in rows]

@@ -327,6 +327,18 @@ def evaluated_tracks(scene, objs, binding):
     return res
 
 
+# What a bake keeps on an object for Clear Bake and for the panel (properties.py, Bake bookkeeping)
+BAKE_FIELDS = ("is_baked", "bake_action", "orig_action", "orig_location", "orig_rotation_mode",
+               "orig_rotation_quaternion", "orig_rotation_euler", "orig_rotation_axis_angle", "instance_hidden",
+               "orig_hide_viewport", "orig_hide_render", "bake_fingerprint")
+
+
+def bake_fields_set(objs):
+    """{object name: the bake fields set on it}, only objects with any."""
+    found = {o.name: [f for f in BAKE_FIELDS if o.quadric.is_property_set(f)] for o in objs}
+    return {name: fields for name, fields in found.items() if fields}
+
+
 def scenario_bake(out, blend_path):
     scene, bodies = build_bake_scene()
     ops = mod("operators")
@@ -334,7 +346,7 @@ def scenario_bake(out, blend_path):
                               rotation_euler=list(o.rotation_euler),
                               rotation_axis_angle=list(o.rotation_axis_angle)) for o in bodies}
     bpy.ops.wm.save_as_mainfile(filepath=blend_path)
-    res = dict(originals=originals)
+    res = dict(originals=originals, fields_before=bake_fields_set(scene.objects))
 
     # 1. The operator, as a script calls it (EXEC_DEFAULT).
     res["simulate"] = sorted(bpy.ops.quadric.simulate())
@@ -394,9 +406,18 @@ def scenario_bake(out, blend_path):
     res["diverge_status"] = scene.quadric.status
     res["diverge_keys_unchanged"] = keyframe_dump(bodies) == before
 
-    # 5. Clear Bake restores transforms, rotation modes and drops the bake actions.
+    # 5. Clear Bake restores transforms, rotation modes and drops the bake actions, the fields that kept them and
+    #    the kept run (Bake from Current Frame's).
     res["diverge_partial_end"] = scene.quadric.partial_bake_end
-    res["clear"] = sorted(bpy.ops.quadric.clear_bake())
+    kept = mod("resume").points(scene)
+    res["kept_before_clear"] = [kept.conv.frame_start, kept.recording.frames, len(kept.snapshots)]
+    res["fields_baked"] = bake_fields_set(scene.objects)
+    with captured_reports() as reports:
+        res["clear"] = sorted(bpy.ops.quadric.clear_bake())
+    res["clear_reports"] = reports
+    res["kept_after_clear"] = mod("resume").points(scene) is not None
+    res["kept_snapshots_after_clear"] = len(kept.snapshots)  # released, though this still holds the object
+    res["fields_after_clear"] = bake_fields_set(scene.objects)
     res["partial_end_after_clear"] = scene.quadric.partial_bake_end
     res["after_clear"] = {o.name: dict(location=list(o.location), rotation_mode=o.rotation_mode,
                                        rotation_euler=list(o.rotation_euler),
@@ -948,9 +969,11 @@ def scenario_instances(out, blend_path, usd_path):
                                             "site-packages")
 
     # 3. Clear Bake: no datablock or file of the bake is left, and the bodies show as they did.
+    res["fields_baked"] = bake_fields_set(bodies + displays)
     with captured_reports() as reports:
         res["clear"] = sorted(bpy.ops.quadric.clear_bake())
     res["clear_reports"] = reports
+    res["fields_after_clear"] = bake_fields_set(bodies + displays)
     res["after_clear"] = datablock_names()
     res["before"] = before
     res["files_after_clear"] = files_under(folder)
@@ -1117,6 +1140,20 @@ def scenario_instances_chunks(out, blend_path):
     res["esc_active_job"] = ops.active_job is not None
     res["esc_kept"], res["esc_before"], res["esc_after"] = kept == kept_state(), kept, kept_state()
 
+    # 2b. Esc once the datablocks are built and the depsgraph rebuilt, before the instance order is read.
+    op, _ = operator()
+    while op._bake is None or op._bake.progress[0] != "reading the instances' order":
+        assert sorted(op.modal(ctx, Event('TIMER', op._timer))) == ['RUNNING_MODAL'] and op._bake.units < 1000
+    res["built_blocks"] = len(bpy.data.objects) - len(kept["blocks"]["objects"])  # the new points object
+    res["built_esc"] = sorted(op.modal(ctx, Event('ESC')))
+    res["built_kept"] = kept == kept_state()
+
+    # 2c. The step that builds the datablocks begins a tick of its own, however much budget is left.
+    stepper = ticks.Stepper(mod("bake").bake_recording_steps(ctx, job.conv, job.recording))
+    alone = [stepper.advance(budget=1e9), list(stepper.progress), datablock_names() == kept["blocks"]]
+    alone += [stepper.advance(budget=0.0), list(stepper.progress), datablock_names() == kept["blocks"]]
+    res["alone"] = alone + [stepper.cancel(), kept == kept_state()]
+
     # 3. The Cancel button in the middle.
     op, _ = operator()
     tick_until_written(op, 1)
@@ -1244,6 +1281,25 @@ def scenario_start_chunks(out):
         res[f"{key}_status"] = scene.quadric.status
         res[f"{key}_kept"] = [datablock_names(), transforms(watched, []), scene.frame_current] == before
         res[f"{key}_active_job"] = ops.active_job is not None
+
+    # 4. Steps of any number of bodies: each frame change (the range's first frame, each sampled frame, the way
+    #    back) and the animated body's conversion still begin a step, so a tick holds at most one of them.
+    preflight.READ_STEP = convert.CONVERT_STEP = 1000
+    changes = []
+    handler = lambda scene, *_: changes.append(scene.frame_current)
+    bpy.app.handlers.frame_change_post.append(handler)
+    op, _ = starting()
+    per_tick = []
+    while op._start is not None:
+        seen = len(changes)
+        op.modal(ctx, Event('TIMER', op._timer))
+        per_tick.append([len(changes) - seen, ops.active_job.describe() if op._start is not None else ""])
+        assert len(per_tick) < 1000
+    bpy.app.handlers.frame_change_post.remove(handler)
+    res["large_steps"] = dict(per_tick=per_tick, changes=len(changes),
+                              ticked=[op._job.conv.scene.content_hash(), bindings_of(op._job.conv)])
+    op.cancel(ctx)
+    op._job.wait(120)
     return res
 
 
@@ -2326,8 +2382,7 @@ def scenario_bake_resume(out):
     ctx = bpy.context
     res = dict(whole=sorted(bpy.ops.quadric.simulate()))
     res["whole_keys"] = keyframe_dump(bodies)
-    bpy.ops.quadric.clear_bake()
-    resume.forget(scene)
+    bpy.ops.quadric.clear_bake()  # which drops the run kept for Bake from Current Frame
     scene.frame_set(10)
     res["no_run_error"] = op_error(bpy.ops.quadric.bake_resume)
 
@@ -2350,6 +2405,10 @@ def scenario_bake_resume(out):
     ball.quadric.friction -= 0.1
     res["keys_after_refusals"] = keyframe_dump(bodies)
 
+    # The run is kept by the scene's own id, not its name: it is continued below under a new name.
+    first_name = scene.name
+    scene.name = "Renamed"
+    res["renamed_kept"] = resume.points(scene) is kept
     res["resume"] = sorted(bpy.ops.quadric.bake_resume())
     job = ops.last_job
     res["resumed_from"] = job.continues[1].frames  # frames kept from before the snapshot
@@ -2357,6 +2416,30 @@ def scenario_bake_resume(out):
     res["status"] = scene.quadric.status
     res["partial_end_after"] = scene.quadric.partial_bake_end
     res["resumed_keys"] = keyframe_dump(bodies)
+
+    # A new scene of the first name has no run; nor has a copy (which copies the id) until it keeps its own, and
+    # clearing the copy's bake leaves the original's run.
+    kept = resume.points(scene)
+    newcomer = bpy.data.scenes.new(first_name)
+    res["newcomer"] = [first_name, newcomer.name, resume.points(newcomer) is None, resume.points(scene) is kept]
+    copy = scene.copy()
+    res["copy"] = [copy.quadric.resume_id == scene.quadric.resume_id != "", resume.points(copy) is None,
+                   resume.points(scene) is kept]
+    scene.name = "Renamed again"  # after the copy was made
+    res["renamed_after_copy"] = [resume.points(scene) is kept, resume.points(copy) is None]
+    own = resume.ResumePoints(kept.conv)
+    resume.keep(copy, own, kept.recording)
+    res["copy_kept"] = [copy.quadric.resume_id != scene.quadric.resume_id, resume.points(copy) is own,
+                        resume.points(scene) is kept]
+    window = bpy.context.window_manager.windows[0]
+    window.scene = copy
+    with bpy.context.temp_override(window=window), captured_reports() as reports:
+        cleared = [bpy.context.scene.name == copy.name, sorted(bpy.ops.quadric.clear_bake())]
+    window.scene = scene
+    res["copy_cleared"] = cleared + [resume.points(copy) is None, resume.points(scene) is kept, reports]
+    bpy.data.scenes.remove(copy)
+    resume.keep(scene, kept, kept.recording)  # the copy's run, its scene gone, is dropped
+    res["runs_left"] = len(resume._kept)
     return res
 
 

@@ -101,6 +101,10 @@ def test_clear_bake_removes_every_datablock_and_file_and_shows_the_bodies(baked)
     assert baked["files_after_clear"] == baked["files_before"]  # the cache file and its folders are gone
     assert baked["visibility_after_clear"] == baked["visibility_before"]
     assert baked["pointers_after_clear"] == [True, True, True]
+    hidden = {name for name, fields in baked["fields_baked"].items() if "orig_hide_viewport" in fields}
+    assert len(hidden) == 4  # both bodies and their shape displays kept their visibility
+    assert baked["fields_after_clear"] == {}  # and every field of the bake is unset again
+    assert "dropped the kept run of frames" in "\n".join(baked["clear_reports"])  # the job's, kept for resuming
 
 
 def test_simulate_is_one_undo_step(baked):
@@ -218,6 +222,18 @@ def test_esc_or_cancel_in_the_middle_of_the_bake_leaves_the_file_as_it_was(chunk
         chunks["esc_status"]
     assert chunks["esc_after"] == chunks["esc_before"]  # datablocks, files, visibility, the earlier bake's instances
     assert chunks["button"] == ["FINISHED"] and chunks["button_tick"] == ["CANCELLED"] and chunks["button_kept"]
+
+
+def test_esc_after_the_datablock_step_leaves_the_file_as_it_was(chunks):
+    assert chunks["built_blocks"] == 1  # the new points object, beside the earlier bake's
+    assert chunks["built_esc"] == ["CANCELLED"] and chunks["built_kept"]
+
+
+def test_the_datablock_step_begins_a_tick_of_its_own(chunks):
+    first, first_shown, first_untouched, second, second_shown, second_untouched, stopped, kept = chunks["alone"]
+    assert first and first_shown[0] == "building the instances" and first_untouched  # the poses only
+    assert second and second_shown[0] == "reading the instances' order" and not second_untouched
+    assert stopped and kept  # closed there: what it built removed, the earlier bake as it was
 
 
 def test_esc_once_the_bake_has_committed_lets_it_finish(chunks):

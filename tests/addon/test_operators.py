@@ -195,6 +195,17 @@ def test_clear_bake_restores_originals(baked):
     assert baked["bake_actions_left"] == []
 
 
+def test_clear_bake_leaves_no_bake_field_and_drops_the_kept_run(baked):
+    assert baked["fields_before"] == {}
+    assert set(baked["fields_baked"]) == {"Ball", "Brick"}  # the keyframe bake's originals and fingerprints
+    assert baked["fields_after_clear"] == {}  # unset, as before the bake
+    first, frames, snapshots = baked["kept_before_clear"]
+    assert snapshots >= 1  # a run was kept to continue from
+    said = "\n".join(baked["clear_reports"])
+    assert f"dropped the kept run of frames {first}-{first + frames - 1} ({snapshots} resume point" in said
+    assert not baked["kept_after_clear"] and baked["kept_snapshots_after_clear"] == 0
+
+
 def test_bake_script_matches_operator(baked, installed, scenario, tmp_path):
     env, _ = installed
     out = tmp_path / "baked.blend"

@@ -34,3 +34,20 @@ def test_it_refuses_when_there_is_nothing_to_continue(resumed):
     assert "the kept run covers frames 1-15 of the range 1-40" in resumed["beyond_error"]
     assert "a body, collider, rope or setting changed since the run it would continue" in resumed["changed_error"]
     assert resumed["keys_after_refusals"] == resumed["partial_keys"]  # a refusal changes nothing
+
+
+def test_the_kept_run_goes_with_the_scene_not_with_its_name(resumed):
+    assert resumed["renamed_kept"] and resumed["resume"] == ["FINISHED"]  # continued after a rename
+    first_name, newcomer, newcomer_has_none, still_kept = resumed["newcomer"]
+    assert newcomer == first_name and newcomer_has_none and still_kept
+
+
+def test_a_copy_of_the_scene_has_no_run_until_it_keeps_its_own(resumed):
+    shares_the_id, copy_has_none, original_kept = resumed["copy"]
+    assert shares_the_id and copy_has_none and original_kept
+    assert resumed["renamed_after_copy"] == [True, True]  # the original renamed after the copy was made
+    assert resumed["copy_kept"] == [True, True, True]  # the copy's run gave it an id of its own
+    on_copy, cleared, copy_none, original_kept, reports = resumed["copy_cleared"]  # Clear Bake in the copy
+    assert on_copy and cleared == ["FINISHED"] and copy_none and original_kept
+    assert "dropped the kept run" in "\n".join(reports)
+    assert resumed["runs_left"] == 1  # a deleted scene's run is not kept
