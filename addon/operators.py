@@ -411,14 +411,10 @@ def prepare_steps(context, op=None, on_progress=None):
     return last_job
 
 
-def prepare_resumed_job(context, op=None, on_progress=None):
-    """A SimulationJob that continues the scene's last run from the current frame (addon/resume.py), or None after
-    reporting why it cannot: no run kept, the scene changed since, or the frame is not one the run finished."""
-    return ticks.drain(prepare_resumed_steps(context, op, on_progress))
-
-
 def prepare_resumed_steps(context, op=None, on_progress=None):
-    """prepare_resumed_job cut into steps, as prepare_steps."""
+    """A SimulationJob that continues the scene's last run from the current frame (addon/resume.py), or None after
+    reporting why it cannot: no run kept, the scene changed since, or the frame is not one the run finished. Cut
+    into steps for timer ticks, as prepare_steps (ticks.drain runs them at once)."""
     scene = context.scene
     kept = resume.points(scene)
 
