@@ -622,6 +622,7 @@ class StartingJob:
     def __init__(self, steps):
         self.stepper = ticks.Stepper(steps)
         self.cancel_requests = 0
+        ticks.hold_from_collector()  # what Blender and the add-on hold, out of the collections in the ticks
 
     def poll(self):
         _, done, total = self.stepper.progress
@@ -675,6 +676,7 @@ class SimulationRun:
         job.start()
         for note in preview.start(context, job.conv, job).notes:
             self.report({'INFO'}, note)
+        ticks.hold_from_collector()  # and the conversion, kept until the bake
         self._retime(context, RUN_INTERVAL)
         context.window_manager.progress_begin(0, job.frames_total)
         self._status(context, "starting")
@@ -732,6 +734,7 @@ class SimulationRun:
         wm.progress_end()
         self._status(context, None)
         active_job = None
+        ticks.release_to_collector()
         _tag_redraw(context)
 
     def modal(self, context, event):

@@ -12,13 +12,31 @@ shown): `drain` runs one to its end at once (scripts, ``blender -b``), a `Steppe
 not stopped after that, but run to its end. Before a unit that takes most of a budget by itself and cannot be cut
 (one change Blender then rebuilds its dependency graph for, made in one unit so that it rebuilds once), it yields
 ALONE: that unit then begins a tick of its own rather than ending one already spent.
+
+Python's garbage collector runs a full collection by itself whenever enough objects have been made, and it
+scans every object alive, wherever it falls: 18 ms with what Blender and the add-on hold when Simulate starts,
+some 40 ms once the conversion of 2,200 bodies is kept, on top of a tick's own work. `hold_from_collector`
+moves what is alive out of its reach (gc.freeze) while a modal run lasts, so a collection scans only what
+was made since; `release_to_collector` gives everything back when the run ends, and a cycle that became
+garbage meanwhile is collected then.
 """
+import gc
 import time
 
 TICK_BUDGET = 0.025  # s of the main thread per timer tick
 TICK_INTERVAL = 0.01  # s between the ticks of long work: it goes on nearly at full speed, Blender redrawing between
 COMMITTED = ("committed",)  # yielded by steps that may no longer be stopped
 ALONE = ("alone",)  # yielded before a unit that should begin a tick
+
+
+def hold_from_collector():
+    """Keep every object alive now out of Python's garbage collections until release_to_collector."""
+    gc.freeze()
+
+
+def release_to_collector():
+    """Give the objects held by hold_from_collector back to the garbage collector."""
+    gc.unfreeze()
 
 
 class Deadline:

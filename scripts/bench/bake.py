@@ -412,13 +412,14 @@ def child_start_stall(args):
     preview.end()
     with ThreadTimes() as whole:
         ops.prepare_job(context)
-    stepper, ticks = mod("ticks").Stepper(ops.prepare_steps(context)), []
+    stepper, ticks = ops.StartingJob(ops.prepare_steps(context)).stepper, []
     while True:  # as the modal operator's timer runs it
         with ThreadTimes() as tick:
             more = stepper.advance()
         ticks.append(tick)
         if not more:
             break
+    mod("ticks").release_to_collector()  # as the operator does when the run ends
     longest = max(ticks, key=lambda t: t.wall)
     return dict(case="start_stall", bodies=args.bodies, animated=args.animated_bodies, frames=args.stall_frames,
                 errors=len(preflight.errors(problems)), ticks=len(ticks), **longest.row("max_tick"),

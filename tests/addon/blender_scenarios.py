@@ -8,6 +8,7 @@ drives the add-on the way a user or script would and writes what it measured
 to OUT.json; the assertions live in the test files.
 """
 import contextlib
+import gc
 import hashlib
 import ctypes
 import importlib
@@ -1263,8 +1264,13 @@ def scenario_start_chunks(out):
         assert len(results) < 1000
     res.update(results=results, shown=shown, started=op._job.state, timer=op._timer.time_step)
     res["ticked"] = [op._job.conv.scene.content_hash(), bindings_of(op._job.conv)]
+    bodies_list = op._job.conv.scene.bodies
+    res["held_while_running"] = gc.get_freeze_count()
+    res["conversion_collected_meanwhile"] = any(o is bodies_list for o in gc.get_objects())
     op.cancel(ctx)  # (as when Blender closes) the run is not what this checks
     op._job.wait(120)
+    res["held_after_run"] = gc.get_freeze_count()
+    res["conversion_collected_after"] = any(o is bodies_list for o in gc.get_objects())
     res["after_run"] = [datablock_names(), transforms(watched, []), scene.frame_current] == before
 
     # 2. Esc while the bodies are converted; 3. the Cancel button while the scene is checked.
@@ -1281,6 +1287,7 @@ def scenario_start_chunks(out):
         res[f"{key}_status"] = scene.quadric.status
         res[f"{key}_kept"] = [datablock_names(), transforms(watched, []), scene.frame_current] == before
         res[f"{key}_active_job"] = ops.active_job is not None
+        res[f"{key}_held_after"] = gc.get_freeze_count()
 
     # 4. Steps of any number of bodies: each frame change (the range's first frame, each sampled frame, the way
     #    back) and the animated body's conversion still begin a step, so a tick holds at most one of them.
