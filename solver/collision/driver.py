@@ -148,6 +148,19 @@ def _shape_pair_scratch():
 
 
 @njit(**JIT)
+def shape_pair_distance(kinds, params, hull_vertices, positions, rotations, hx, hy, hz, penetration, touching):
+    """(gap, nx, ny, nz) of shapes 0 (A) and 1 (B) from the unit normal guess h, normal from A to B: the
+    separating-axis test for two boxes (a lower bound of the distance where they are apart, see box_box.py),
+    Newton for two smooth shapes, GJK/EPA otherwise. ``touching``: h is the pair's normal of last substep."""
+    if kinds[0] == BOX and kinds[1] == BOX:
+        return box_box_distance(params[0, :3], positions[0], rotations[0], params[1, :3], positions[1], rotations[1])
+    if smooth_kind(kinds[0]) and smooth_kind(kinds[1]):
+        return smooth_contact_distance(kinds, params, hull_vertices, positions, rotations, hx, hy, hz, penetration,
+                                       touching)
+    return contact_distance(kinds, params, hull_vertices, positions, rotations, hx, hy, hz, penetration)
+
+
+@njit(**JIT)
 def _deepest(patch, count):
     """The largest depth of a patch's count points."""
     deepest = patch[0, 3]
@@ -190,15 +203,8 @@ def _collide_shape_pair(state, ws, shapes, p, i, j, hx, hy, hz, touching, scratc
         if hx * xx + hy * xy + hz * xz < -reach:
             _store_witness(ws.pair_witness, p, hx, hy, hz)
             return
-    if kinds[0] == BOX and kinds[1] == BOX:
-        gap, nx, ny, nz = box_box_distance(params[0, :3], positions[0], rotations[0], params[1, :3], positions[1],
-                                           rotations[1])
-    elif smooth_kind(kinds[0]) and smooth_kind(kinds[1]):
-        gap, nx, ny, nz = smooth_contact_distance(kinds, params, shapes.hull_vertices, positions, rotations, hx, hy,
-                                                  hz, shapes.penetration, touching)
-    else:
-        gap, nx, ny, nz = contact_distance(kinds, params, shapes.hull_vertices, positions, rotations, hx, hy, hz,
-                                           shapes.penetration)
+    gap, nx, ny, nz = shape_pair_distance(kinds, params, shapes.hull_vertices, positions, rotations, hx, hy, hz,
+                                          shapes.penetration, touching)
     if gap > reach:
         _store_witness(ws.pair_witness, p, nx, ny, nz)
         return

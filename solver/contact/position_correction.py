@@ -2,8 +2,9 @@
 import numpy as np
 from numba import njit, prange
 
-from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, cross, ZERO
-from ..shapes.support import ELLIPSOID, support_xyz
+from ..collision.driver import shape_pair_distance
+from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, cross, quat_to_matrix, ZERO
+from ..shapes.support import ELLIPSOID, PARAMS, support_xyz
 from .push_sweeps import UNSUPPORTED, clear_pseudo, overlap_aim, push_sweeps
 from .rows import INV_MASS_A, INV_MASS_B, N_, row3
 
@@ -52,13 +53,35 @@ def _shape_support_height(orientation, semi_axes, shapes, body, nx, ny, nz):
 
 @njit(**JIT)
 def _shape_width_gap(nx, ny, nz, a, b, position, orientation, semi_axes, shapes):
-    """_width_gap for bodies of any shape."""
+    """_width_gap for bodies of any shape (B's half-width along -n: a hull is not symmetric)."""
     gap = (nx * position[b, 0] + ny * position[b, 1] + nz * position[b, 2]
-           - _shape_support_height(orientation, semi_axes, shapes, b, nx, ny, nz))
+           - _shape_support_height(orientation, semi_axes, shapes, b, -nx, -ny, -nz))
     if a >= 0:
         gap -= (nx * position[a, 0] + ny * position[a, 1] + nz * position[a, 2]
                 + _shape_support_height(orientation, semi_axes, shapes, a, nx, ny, nz))
     return gap
+
+
+@njit(**JIT)
+def _pair_scratch():
+    """Scratch of _overlap_now: the pair's kinds, params, positions and rotations."""
+    return np.empty(2, dtype=np.int64), np.empty((2, PARAMS)), np.empty((2, 3)), np.empty((2, 3, 3))
+
+
+@njit(**JIT)
+def _overlap_now(shapes, a, b, position, orientation, nx, ny, nz, scratch):
+    """Overlap of bodies a and b (a pair not both ellipsoids) in their poses now, measured as the narrow phase
+    does from their contact normal n (negative: apart)."""
+    kinds, params, positions, rotations = scratch
+    for side in range(2):
+        body = a if side == 0 else b
+        kinds[side] = shapes.kind[body]
+        params[side, :] = shapes.params[body]
+        positions[side, :] = position[body]
+        quat_to_matrix(orientation[body], rotations[side])
+    gap, _, _, _ = shape_pair_distance(kinds, params, shapes.hull_vertices, positions, rotations, nx, ny, nz,
+                                       shapes.penetration, True)
+    return -gap
 
 
 @njit(**JIT_PARALLEL)
@@ -78,7 +101,10 @@ def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
     overlap again with the new poses: the narrow phase's overlap plus how far
     the bodies' centres and half-widths along the contact normal moved
     towards each other (the overlap of two convex bodies' shadows on a line
-    is at least their true overlap, so this never measures too little).
+    is at least their true overlap, so this never measures too little; but
+    it can measure far too much where a body turned, so a pair with a body
+    of another shape than an ellipsoid that seems too deep is measured
+    again as the narrow phase does, and the smaller measure is taken).
     Where a contact ended more than the slop deeper than they aimed, sweeps
     push the bodies apart until none is, and the pushes move the bodies
     directly, as Box2D v2's position correction does, without touching the
@@ -212,6 +238,7 @@ def _correction_targets(start, end, slot_a, slot_b, solve_origin, contact_row, s
     """
     largest = -np.inf
     rows = contact_row
+    scratch = _pair_scratch()
     for c in range(start, end):
         a = slot_a[c]
         if a >= 0:
@@ -226,6 +253,13 @@ def _correction_targets(start, end, slot_a, slot_b, solve_origin, contact_row, s
                 depth = (before + _shape_width_gap(nx, ny, nz, a, b, start_position, start_orientation, semi_axes,
                                                    shapes)
                          - _shape_width_gap(nx, ny, nz, a, b, position, orientation, semi_axes, shapes))
+                if (depth > aim + slop and a >= 0
+                        and not (shapes.kind[a] == ELLIPSOID and shapes.kind[b] == ELLIPSOID)):
+                    # a spinning box's shadow along the old normal can overlap its neighbour's by centimetres
+                    # while they are apart (or one slid past the other): the pushes then shoved whole columns
+                    # 10 mm a substep into the bodies falling onto them. The overlap measured as the narrow
+                    # phase does bounds it.
+                    depth = min(depth, _overlap_now(shapes, a, b, position, orientation, nx, ny, nz, scratch))
             else:
                 depth = (before + _width_gap(nx, ny, nz, a, b, start_position, start_orientation, semi_axes)
                          - _width_gap(nx, ny, nz, a, b, position, orientation, semi_axes))

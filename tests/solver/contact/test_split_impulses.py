@@ -1,4 +1,4 @@
-"""Split impulses and the position correction on three spheres in a line."""
+"""Split impulses and the position correction: three spheres in a line, two boxes."""
 import numpy as np
 import pytest
 
@@ -66,3 +66,39 @@ def test_position_correction_removes_the_overlap_unconverged_split_impulses_leav
     assert (overlaps.max() <= deepest_allowed) == correction
     assert sim.stats["correction_sweeps"] == (50 if correction else 0)
     assert np.all(sim.state.linear_velocity == 0.0) and np.all(sim.state.angular_velocity == 0.0)
+
+
+def test_the_position_correction_does_not_push_a_turned_box_whose_shadow_alone_overlaps():
+    """Two 20 cm cubes, the contact found 1 mm apart along x. In the substep the second one turned 45 degrees
+    about z and slid 25 cm along y: their shadows on x now overlap by 40 mm, but the cubes are 77 mm apart
+    (the first one's corner and the second one's side, across the diagonal). The shadows' overlap (all a pair
+    of ellipsoids is measured by) would push them 4 cm apart in one substep; for other shapes the correction
+    measures the pair again as the narrow phase does, and pushes nothing."""
+    from solver.contact.position_correction import _correction_targets, _shape_width_gap
+    from solver.contact.rows import N_, ROW_DTYPE, ROW_WIDTH
+
+    half = 0.1
+    scene = solver.Scene(gravity=(0.0, 0.0, 0.0))
+    for x in (0.0, 2.0 * half + 0.001):
+        scene.add_body(solver.Box((half, half, half)), position=(x, 0.0, 0.0))
+    sim = solver.Simulation(scene)
+    start_position = np.array([[0.0, 0.0, 0.0], [2.0 * half + 0.001, 0.0, 0.0]])
+    start_orientation = np.array([[1.0, 0.0, 0.0, 0.0]] * 2)
+    position = start_position + [[0.0, 0.0, 0.0], [0.0, 0.25, 0.0]]
+    orientation = np.array([[1.0, 0.0, 0.0, 0.0], [np.cos(np.pi / 8.0), 0.0, 0.0, np.sin(np.pi / 8.0)]])
+    rows = np.zeros((1, ROW_WIDTH), dtype=ROW_DTYPE)
+    rows[0, N_] = 1.0
+    pair = np.array([0], dtype=np.int64), np.array([1], dtype=np.int64), np.arange(2, dtype=np.int64)
+    slot_depth, slot_push = np.array([-0.001]), np.zeros(1)
+    h, slop, shapes, axes = 1.0 / 240.0, sim.settings.slop, sim._shapes, sim.model.semi_axes
+    shadow_overlap = (-0.001 + _shape_width_gap(1.0, 0.0, 0.0, 0, 1, start_position, start_orientation, axes, shapes)
+                      - _shape_width_gap(1.0, 0.0, 0.0, 0, 1, position, orientation, axes, shapes))
+    assert shadow_overlap == pytest.approx(half * np.sqrt(2.0) - half - 0.001, abs=1e-9)  # 40.4 mm
+    apart = solver.distance(solver.Box((half,) * 3), (position[0], orientation[0]),
+                            solver.Box((half,) * 3), (position[1], orientation[1])).distance
+    # the corner (h, h) from the side x + y = x_B + y_B - h sqrt 2
+    assert apart == pytest.approx((2.0 * half + 0.001 + 0.25 - half * np.sqrt(2.0) - 2.0 * half) / np.sqrt(2.0),
+                                  abs=1e-9)
+    _correction_targets(0, 1, *pair, rows, slot_depth, slot_push, start_position, start_orientation,
+                        np.full(2, 0.3), position, orientation, axes, h, 0.3, slop, shapes)
+    assert slot_push[0] <= -apart / h * (1.0 - 1e-6)  # a gap of at least their distance: nothing pushed
