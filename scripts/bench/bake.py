@@ -263,6 +263,7 @@ def child_preview_stall(args):
     ticks, shown_ticks, evals = [], [], []
     job.start()
     live = preview.start(context, conv, job)
+    mod("ticks").hold_from_collector()  # as the operator does once the run has begun
     interval = 0.1
     next_tick = time.perf_counter() + interval
     while True:
@@ -283,6 +284,7 @@ def child_preview_stall(args):
     t0 = time.perf_counter()
     preview.end()
     restore = time.perf_counter() - t0
+    mod("ticks").release_to_collector()  # as the operator's clean-up
     job.wait()
     longest = max(ticks, key=lambda t: t.wall)
     return dict(case="preview_stall", bodies=args.bodies, frames=args.stall_frames, substeps=args.substeps,
