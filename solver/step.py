@@ -240,9 +240,9 @@ def position_correction(model, state, ws, settings, h, shapes):
     # the correction's sweeps stop once none moves a body a tenth of the slop more (ten times the
     # velocity sweeps' test): the finer test doubled its time for the same peak overlap (docs/design-notes.md)
     ws.counters[CORRECTION_SWEEPS] = correct_positions(
-        ws.slab_start, settings.threads, ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_row, ws.contact_response,
-        ws.slot_depth, ws.slot_push, ws.start_position, ws.start_orientation, ws.body_travel, state.position,
-        state.orientation, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.shape, model.semi_axes,
+        ws.slab_start, settings.threads, ws.slot_a, ws.slot_b, ws.solve_origin, ws.contact_slot, ws.contact_row,
+        ws.contact_response, ws.slot_depth, ws.slot_push, ws.start_position, ws.start_orientation, ws.body_travel,
+        state.position, state.orientation, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.shape, model.semi_axes,
         ws.counters[CONTACTS], h, settings.baumgarte, settings.slop, settings.correction_sweeps,
         10.0 * settings.position_sweep_tolerance / h, ws.sweep_change, ws.push_slot, ws.gap_slot, ws.push_count,
         ws.push_row, ws.push_body, ws.body_pushed, ws.body_level, ws.level_start, ws.level_adjacent, ws.level_queue,

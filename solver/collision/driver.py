@@ -170,22 +170,36 @@ def _deepest(patch, count):
 
 
 @njit(**JIT)
-def _collide_shape_pair(state, ws, shapes, p, i, j, hx, hy, hz, touching, scratch):
-    """Pair p of bodies i < j, one of them not an ellipsoid: its contact patch into ws.pair_* and ws.pair_patch*.
+def _pair_results(ws):
+    """The arrays _collide_shape_pair writes: ws.pair_witness, pair_normal, pair_depth, pair_point, pair_patch,
+    pair_patch_count."""
+    return ws.pair_witness, ws.pair_normal, ws.pair_depth, ws.pair_point, ws.pair_patch, ws.pair_patch_count
+
+
+@njit(**JIT)
+def _contact_buffers(ws):
+    """The arrays _emit writes: ws.contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth."""
+    return ws.contact_a, ws.contact_b, ws.contact_key, ws.contact_normal, ws.contact_point, ws.contact_depth
+
+
+@njit(**JIT)
+def _collide_shape_pair(position, rotation, reach_of, shapes, results, p, i, j, hx, hy, hz, touching, scratch):
+    """Pair p of bodies i < j, one of them not an ellipsoid: its contact patch into results (_pair_results).
 
     (hx, hy, hz) is the normal to start from (unit), the pair's normal of last substep where ``touching``.
-    Leaves pair_depth at -inf where they stay apart.
+    Leaves pair_depth at -inf where they stay apart. It takes arrays, not the workspace: a call that passed
+    the workspace's 78 arrays cost more than a box pair's distance and patch together (1.2 us of 4).
     """
     kinds, params, positions, rotations, patch_scratch, patch = scratch
-    position = state.position
-    reach_a = ws.reach[i]
-    reach_b = ws.reach[j]
+    witness, pair_normal, pair_depth, pair_point, pair_patch_points, pair_patch_count = results
+    reach_a = reach_of[i]
+    reach_b = reach_of[j]
     reach = reach_a + reach_b
     dx = position[j, 0] - position[i, 0]
     dy = position[j, 1] - position[i, 1]
     dz = position[j, 2] - position[i, 2]
     size = shapes.size
-    if not boxes_overlap(ws.rotation, i, j, dx, dy, dz,
+    if not boxes_overlap(rotation, i, j, dx, dy, dz,
                          (size[i, 0] + reach_a, size[i, 1] + reach_a, size[i, 2] + reach_a),
                          (size[j, 0] + reach_b, size[j, 1] + reach_b, size[j, 2] + reach_b)):
         return
@@ -194,19 +208,19 @@ def _collide_shape_pair(state, ws, shapes, p, i, j, hx, hy, hz, touching, scratc
         kinds[side] = shapes.kind[body]
         params[side, :] = shapes.params[body]
         positions[side, :] = position[body]
-        rotations[side, :, :] = ws.rotation[body]
+        rotations[side, :, :] = rotation[body]
     if not touching:
         # apart last substep, or new: the gap along the start direction bounds the distance from below (the
         # distance is the largest gap over all directions), so a pair still apart beyond the reach along it is
         # done in two support points. In a settled pile of rounded boxes that is about half the pairs.
         xx, xy, xz = minkowski_support(kinds, params, shapes.hull_vertices, positions, rotations, hx, hy, hz)
         if hx * xx + hy * xy + hz * xz < -reach:
-            _store_witness(ws.pair_witness, p, hx, hy, hz)
+            _store_witness(witness, p, hx, hy, hz)
             return
     gap, nx, ny, nz = shape_pair_distance(kinds, params, shapes.hull_vertices, positions, rotations, hx, hy, hz,
                                           shapes.penetration, touching)
     if gap > reach:
-        _store_witness(ws.pair_witness, p, nx, ny, nz)
+        _store_witness(witness, p, nx, ny, nz)
         return
     count = pair_patch(kinds, params, shapes.hull_vertices, shapes.hull_faces, positions, rotations, nx, ny, nz,
                        reach, patch_scratch, patch)
@@ -219,19 +233,19 @@ def _collide_shape_pair(state, ws, shapes, p, i, j, hx, hy, hz, touching, scratc
                                            shapes.penetration)
         count = 0 if gap > reach else pair_patch(kinds, params, shapes.hull_vertices, shapes.hull_faces, positions,
                                                  rotations, nx, ny, nz, reach, patch_scratch, patch)
-    _store_witness(ws.pair_witness, p, nx, ny, nz)
+    _store_witness(witness, p, nx, ny, nz)
     if count == 0:
         return
-    ws.pair_normal[p, 0] = nx
-    ws.pair_normal[p, 1] = ny
-    ws.pair_normal[p, 2] = nz
-    ws.pair_depth[p] = patch[0, 3]
+    pair_normal[p, 0] = nx
+    pair_normal[p, 1] = ny
+    pair_normal[p, 2] = nz
+    pair_depth[p] = patch[0, 3]
     for k in range(3):
-        ws.pair_point[p, k] = patch[0, k]
+        pair_point[p, k] = patch[0, k]
     for m in range(1, count):
         for k in range(4):
-            ws.pair_patch[p, m - 1, k] = patch[m, k]
-    ws.pair_patch_count[p] = count - 1
+            pair_patch_points[p, m - 1, k] = patch[m, k]
+    pair_patch_count[p] = count - 1
 
 
 @njit(**JIT)
@@ -260,6 +274,7 @@ def _collide_pair_range(model, state, ws, start, end, shapes):
     normal = np.empty(3)
     sep_scratch, sep_chain, sep_lengths, sep_remainder = new_separation_scratch()
     shape_scratch = _shape_pair_scratch()
+    shape_results = _pair_results(ws)
     # pair keys rise through the range and the cache is sorted: one search, then a merge walk
     cursor = (np.searchsorted(cache_key[:cache_count], (pair_a[start] * stride + pair_b[start]) * PATCH)
               if end > start else 0)
@@ -291,7 +306,8 @@ def _collide_pair_range(model, state, ws, start, end, shapes):
                 else:
                     distance = np.sqrt(dx * dx + dy * dy + dz * dz)
                     hx, hy, hz = (dx / distance, dy / distance, dz / distance) if distance > 0.0 else (0.0, 0.0, 1.0)
-                _collide_shape_pair(state, ws, shapes, p, i, j, hx, hy, hz, cached, shape_scratch)
+                _collide_shape_pair(position, rotation, reach_of, shapes, shape_results, p, i, j, hx, hy, hz, cached,
+                                    shape_scratch)
                 continue
         if cached:
             # touching last substep: the warm-started depth decides, the pre-tests would pass anyway
@@ -367,20 +383,26 @@ def _collide_pairs(model, state, ws, n_pairs, shapes):
 
 
 @njit(**JIT)
-def _emit_shape_statics(model, state, ws, shapes, i, count, stop, scratch, patch):
+def _static_colliders(model):
+    """The static colliders' arrays _emit_shape_statics reads: kind, point, normal, u, v, size."""
+    return (model.static_kind, model.static_point, model.static_normal, model.static_u, model.static_v,
+            model.static_size)
+
+
+@njit(**JIT)
+def _emit_shape_statics(statics, n, stride, position, rotation, shape, reach, shapes, contacts, i, count, stop,
+                        scratch, patch):
     """Contacts of body i (not an ellipsoid) with the planes and walls, from slot count on; the next slot or -1.
 
+    ``statics``: _static_colliders; ``contacts``: _contact_buffers; ``shape``: the bounding ellipsoids' matrices.
+    Arrays, not the model and workspace, for the reason _collide_shape_pair gives: it runs once a body.
     Tubes hold ellipsoids only (Simulation refuses other shapes in scenes with tubes).
     """
-    n = model.n_bodies
-    n_static = model.static_kind.shape[0]
-    stride = n + model.static_material.shape[0]
-    position = state.position
-    static_point = model.static_point
-    static_normal = model.static_normal
-    m = sym_at(ws.shape, i)
-    for s in range(n_static):
-        kind = model.static_kind[s]
+    static_kind, static_point, static_normal, static_u, static_v, static_size = statics
+    contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth = contacts
+    m = sym_at(shape, i)
+    for s in range(static_kind.shape[0]):
+        kind = static_kind[s]
         if kind == STATIC_TUBE:
             continue
         nx, ny, nz = static_normal[s, 0], static_normal[s, 1], static_normal[s, 2]
@@ -388,13 +410,13 @@ def _emit_shape_statics(model, state, ws, shapes, i, count, stop, scratch, patch
         ry = position[i, 1] - static_point[s, 1]
         rz = position[i, 2] - static_point[s, 2]
         # the bounding ellipsoid's depth bounds the shape's
-        if plane_depth(m, rx, ry, rz, nx, ny, nz) < -ws.reach[i]:
+        if plane_depth(m, rx, ry, rz, nx, ny, nz) < -reach[i]:
             continue
         if kind == STATIC_WALL and rx * nx + ry * ny + rz * nz <= 0.0:
             continue
         points = plane_patch(shapes.kind[i], shapes.params[i], shapes.hull_vertices, shapes.hull_faces, position[i],
-                             ws.rotation[i], static_point[s, 0], static_point[s, 1], static_point[s, 2], nx, ny, nz,
-                             ws.reach[i], scratch, patch)
+                             rotation[i], static_point[s, 0], static_point[s, 1], static_point[s, 2], nx, ny, nz,
+                             reach[i], scratch, patch)
         k = 0
         for q in range(points):
             if kind == STATIC_WALL:
@@ -402,36 +424,35 @@ def _emit_shape_statics(model, state, ws, shapes, i, count, stop, scratch, patch
                 qx = patch[q, 0] - static_point[s, 0]
                 qy = patch[q, 1] - static_point[s, 1]
                 qz = patch[q, 2] - static_point[s, 2]
-                du = qx * model.static_u[s, 0] + qy * model.static_u[s, 1] + qz * model.static_u[s, 2]
-                dv = qx * model.static_v[s, 0] + qy * model.static_v[s, 1] + qz * model.static_v[s, 2]
-                if abs(du) > model.static_size[s, 0] or abs(dv) > model.static_size[s, 1]:
+                du = qx * static_u[s, 0] + qy * static_u[s, 1] + qz * static_u[s, 2]
+                dv = qx * static_v[s, 0] + qy * static_v[s, 1] + qz * static_v[s, 2]
+                if abs(du) > static_size[s, 0] or abs(dv) > static_size[s, 1]:
                     continue
             if count >= stop:
                 return -1
-            _emit(ws.contact_a, ws.contact_b, ws.contact_key, ws.contact_normal, ws.contact_point, ws.contact_depth,
-                  count, -1 - s, i, (i * stride + n + s) * PATCH + k, nx, ny, nz, patch[q, 0], patch[q, 1],
-                  patch[q, 2], patch[q, 3])
+            _emit(contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth, count, -1 - s, i,
+                  (i * stride + n + s) * PATCH + k, nx, ny, nz, patch[q, 0], patch[q, 1], patch[q, 2], patch[q, 3])
             count += 1
             k += 1
     return count
 
 
 @njit(**JIT)
-def _emit_mesh_contacts(model, state, ws, shapes, meshes, i, count, stop, found, scratch, patch):
+def _emit_mesh_contacts(n, stride, position, rotation, shape, reach_of, bounding_radius, shapes, meshes, contacts, i,
+                        count, stop, found, scratch, patch):
     """Contacts of body i with the mesh colliders' triangles near it, from slot count on, in key order.
 
-    Returns (the next slot or -1 when the slots ran out, the candidate buffer, perhaps grown).
+    Arrays as for _emit_shape_statics. Returns (the next slot or -1 when the slots ran out, the candidate
+    buffer, perhaps grown).
     """
-    n = model.n_bodies
-    stride = n + model.static_material.shape[0]
-    position = state.position
-    reach = ws.reach[i]
-    extent = model.bounding_radius[i] + reach
+    contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth = contacts
+    reach = reach_of[i]
+    extent = bounding_radius[i] + reach
     found_count, found = query(meshes.bvh_low, meshes.bvh_high, meshes.bvh_skip, meshes.bvh_first, meshes.bvh_count,
                                meshes.bvh_item, position[i, 0] - extent, position[i, 1] - extent,
                                position[i, 2] - extent, position[i, 0] + extent, position[i, 1] + extent,
                                position[i, 2] + extent, found)
-    m = sym_at(ws.shape, i)
+    m = sym_at(shape, i)
     for f in range(found_count):
         t = found[f]
         nx, ny, nz = meshes.normal[t, 0], meshes.normal[t, 1], meshes.normal[t, 2]
@@ -440,15 +461,14 @@ def _emit_mesh_contacts(model, state, ws, shapes, meshes, i, count, stop, found,
                        position[i, 2] - meshes.centre[t, 2], nx, ny, nz) < -reach:
             continue
         points, nx, ny, nz = triangle_patch(shapes.kind[i], shapes.params[i], shapes.hull_vertices, shapes.hull_faces,
-                                            position[i], ws.rotation[i], meshes, t, reach, scratch, patch,
+                                            position[i], rotation[i], meshes, t, reach, scratch, patch,
                                             shapes.penetration)
         s = meshes.first_static + t
         for k in range(points):
             if count >= stop:
                 return -1, found
-            _emit(ws.contact_a, ws.contact_b, ws.contact_key, ws.contact_normal, ws.contact_point, ws.contact_depth,
-                  count, -1 - s, i, (i * stride + n + s) * PATCH + k, nx, ny, nz, patch[k, 0], patch[k, 1],
-                  patch[k, 2], patch[k, 3])
+            _emit(contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth, count, -1 - s, i,
+                  (i * stride + n + s) * PATCH + k, nx, ny, nz, patch[k, 0], patch[k, 1], patch[k, 2], patch[k, 3])
             count += 1
     return count, found
 
@@ -486,6 +506,9 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
     static_v = model.static_v
     static_size = model.static_size
     bounding_radius = model.bounding_radius
+    rotation = ws.rotation
+    statics = _static_colliders(model)
+    contacts = _contact_buffers(ws)
     scratch = np.empty(6)
     patch_scratch = new_patch_scratch()
     patch = np.empty((PATCH, 4))
@@ -523,13 +546,15 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
             continue
         if shapes is not None:
             if shapes.kind[i] != ELLIPSOID:
-                count = _emit_shape_statics(model, state, ws, shapes, i, count, stop, patch_scratch, patch)
+                count = _emit_shape_statics(statics, n, stride, position, rotation, shape, reach, shapes, contacts, i,
+                                            count, stop, patch_scratch, patch)
                 if count < 0:
                     return -1
                 if meshes is not None:
                     if has_triangles:
-                        count, found = _emit_mesh_contacts(model, state, ws, shapes, meshes, i, count, stop, found,
-                                                           triangle_scratch, patch)
+                        count, found = _emit_mesh_contacts(n, stride, position, rotation, shape, reach,
+                                                           bounding_radius, shapes, meshes, contacts, i, count, stop,
+                                                           found, triangle_scratch, patch)
                         if count < 0:
                             return -1
                 continue
@@ -553,8 +578,9 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
             count += 1
         if meshes is not None:
             if has_triangles:
-                count, found = _emit_mesh_contacts(model, state, ws, shapes, meshes, i, count, stop, found,
-                                                   triangle_scratch, patch)
+                count, found = _emit_mesh_contacts(n, stride, position, rotation, shape, reach, bounding_radius,
+                                                   shapes, meshes, contacts, i, count, stop, found, triangle_scratch,
+                                                   patch)
                 if count < 0:
                     return -1
     return count

@@ -85,11 +85,11 @@ def _overlap_now(shapes, a, b, position, orientation, nx, ny, nz, scratch):
 
 
 @njit(**JIT_PARALLEL)
-def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_row, contact_response, slot_depth,
-                      slot_push, start_position, start_orientation, body_travel, position, orientation, pseudo_linear,
-                      pseudo_angular, shape, semi_axes, n_contacts, h, baumgarte, slop, max_sweeps, tolerance,
-                      sweep_change, push_slot, gap_slot, push_count, push_row, push_body, body_pushed, body_level,
-                      level_start, level_adjacent, level_queue, serial, shapes=None):
+def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_slot, contact_row, contact_response,
+                      slot_depth, slot_push, start_position, start_orientation, body_travel, position, orientation,
+                      pseudo_linear, pseudo_angular, shape, semi_axes, n_contacts, h, baumgarte, slop, max_sweeps,
+                      tolerance, sweep_change, push_slot, gap_slot, push_count, push_row, push_body, body_pushed,
+                      body_level, level_start, level_adjacent, level_queue, serial, shapes=None):
     """After integration: push apart, in position only, the contacts the split impulses left too deep.
 
     The split impulses aim each contact's overlap at the end of the substep
@@ -127,15 +127,15 @@ def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_r
     run (0 when no contact needed it).
     """
     if serial:
-        largest = _correction_targets(ZERO, n_contacts, slot_a, slot_b, solve_origin, contact_row, slot_depth,
-                                      slot_push, start_position, start_orientation, body_travel, position,
+        largest = _correction_targets(ZERO, n_contacts, contact_slot, slot_a, slot_b, solve_origin, contact_row,
+                                      slot_depth, slot_push, start_position, start_orientation, body_travel, position,
                                       orientation, semi_axes, h, baumgarte, slop, shapes)
     else:
         chunks = min(n_contacts, PARALLEL_CHUNKS)
         largest = -np.inf
         for k in prange(chunks):
-            top = _correction_targets(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, slot_a, slot_b,
-                                      solve_origin, contact_row, slot_depth, slot_push, start_position,
+            top = _correction_targets(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, contact_slot,
+                                      slot_a, slot_b, solve_origin, contact_row, slot_depth, slot_push, start_position,
                                       start_orientation, body_travel, position, orientation, semi_axes, h,
                                       baumgarte, slop, shapes)
             largest = max(largest, top)
@@ -226,10 +226,13 @@ def support_levels(n_contacts, slot_a, slot_b, contact_response, slot_depth, slo
 
 
 @njit(**JIT)
-def _correction_targets(start, end, slot_a, slot_b, solve_origin, contact_row, slot_depth, slot_push, start_position,
-                        start_orientation, body_travel, position, orientation, semi_axes, h, baumgarte, slop,
-                        shapes):
+def _correction_targets(start, end, contact_slot, slot_a, slot_b, solve_origin, contact_row, slot_depth, slot_push,
+                        start_position, start_orientation, body_travel, position, orientation, semi_axes, h, baumgarte,
+                        slop, shapes):
     """slot_push of slots start..end: the overlap now beyond the split impulses' aim plus the slop, per h; the largest.
+
+    With ``shapes``, contacts start..end in key order instead (contact_slot: their slots), where a pair's patch
+    points are neighbours and one measurement again serves them all; in solve order they almost never are.
 
     The overlap grew by at most both bodies' travel; where even that stays
     within the limit, that bound stands in for the measurement (it lists
@@ -239,7 +242,10 @@ def _correction_targets(start, end, slot_a, slot_b, solve_origin, contact_row, s
     largest = -np.inf
     rows = contact_row
     scratch = _pair_scratch()
-    for c in range(start, end):
+    # the last pair measured again: a patch's points share their pair and normal
+    last_a, last_b, last_nx, last_ny, last_nz, last_overlap = -2, -2, 0.0, 0.0, 0.0, 0.0
+    for k in range(start, end):
+        c = contact_slot[k] if shapes is not None else k
         a = slot_a[c]
         if a >= 0:
             a = solve_origin[a]
@@ -259,7 +265,10 @@ def _correction_targets(start, end, slot_a, slot_b, solve_origin, contact_row, s
                     # while they are apart (or one slid past the other): the pushes then shoved whole columns
                     # 10 mm a substep into the bodies falling onto them. The overlap measured as the narrow
                     # phase does bounds it.
-                    depth = min(depth, _overlap_now(shapes, a, b, position, orientation, nx, ny, nz, scratch))
+                    if not (a == last_a and b == last_b and nx == last_nx and ny == last_ny and nz == last_nz):
+                        last_a, last_b, last_nx, last_ny, last_nz = a, b, nx, ny, nz
+                        last_overlap = _overlap_now(shapes, a, b, position, orientation, nx, ny, nz, scratch)
+                    depth = min(depth, last_overlap)
             else:
                 depth = (before + _width_gap(nx, ny, nz, a, b, start_position, start_orientation, semi_axes)
                          - _width_gap(nx, ny, nz, a, b, position, orientation, semi_axes))

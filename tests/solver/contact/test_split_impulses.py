@@ -99,6 +99,6 @@ def test_the_position_correction_does_not_push_a_turned_box_whose_shadow_alone_o
     # the corner (h, h) from the side x + y = x_B + y_B - h sqrt 2
     assert apart == pytest.approx((2.0 * half + 0.001 + 0.25 - half * np.sqrt(2.0) - 2.0 * half) / np.sqrt(2.0),
                                   abs=1e-9)
-    _correction_targets(0, 1, *pair, rows, slot_depth, slot_push, start_position, start_orientation,
+    _correction_targets(0, 1, np.zeros(1, dtype=np.int64), *pair, rows, slot_depth, slot_push, start_position, start_orientation,
                         np.full(2, 0.3), position, orientation, axes, h, 0.3, slop, shapes)
     assert slot_push[0] <= -apart / h * (1.0 - 1e-6)  # a gap of at least their distance: nothing pushed
