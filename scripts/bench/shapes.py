@@ -10,8 +10,10 @@ Both engines get the same scene from the same seed: half extents (semi-axes) uni
 [0.02, 0.04] m, density 1000 kg/m^3, uniformly random orientations, released at rest from a
 jittered grid whose pitch clears the bounding spheres (a box's corner reaches sqrt 3 times its
 largest half extent), ten layers high, above an open box with room for about four layers.
-Superellipsoids have exponents (0.4, 0.4): rounded boxes. MuJoCo 3 has native boxes; the
-superellipsoids go to it as convex meshes of 300 surface points (Barr's parametrisation, 15 x 20).
+Superellipsoids have exponents (0.4, 0.4): rounded boxes. Hulls are pebbles: the convex hull of
+HULL_POINTS random points on the surface of the ellipsoid with those semi-axes (``--shape hull``).
+MuJoCo 3 has native boxes; the superellipsoids go to it as convex meshes of 300 surface points
+(Barr's parametrisation, 15 x 20), the hulls as meshes of their points (MuJoCo takes their hull).
 MuJoCo keeps the settings of pile.py (CG, 20 iterations, elliptic cone, soft contacts).
 
 One JSON line per engine and shape (ours once per --penetration method: how overlapping pairs are measured,
@@ -35,6 +37,7 @@ EXPONENTS = (0.4, 0.4)
 LAYERS = 10
 GAP = 0.005  # m between bounding spheres at release
 MESH_POINTS = (15, 20)  # superellipsoid mesh for MuJoCo: latitude x longitude samples
+HULL_POINTS = 24  # points on the ellipsoid whose hull is a pebble
 
 
 def make_scene(n: int, seed: int, shape: str) -> dict:
@@ -48,8 +51,15 @@ def make_scene(n: int, seed: int, shape: str) -> dict:
     positions, layers = _grid_centres(n, per_row, spacing, radius + GAP)
     positions[:, :2] += rng.uniform(-0.5 * GAP, 0.5 * GAP, size=(n, 2))
     side = per_row * spacing + GAP
-    return dict(n=n, seed=seed, shape=shape, sizes=sizes, quats=quats, positions=positions, side=side,
-                wall_height=radius + GAP + layers * spacing)
+    scene = dict(n=n, seed=seed, shape=shape, sizes=sizes, quats=quats, positions=positions, side=side,
+                 wall_height=radius + GAP + layers * spacing)
+    if shape == "hull":
+        directions = rng.normal(size=(n, HULL_POINTS, 3))
+        directions /= np.linalg.norm(directions, axis=2, keepdims=True)
+        scene["points"] = directions * sizes[:, None, :]
+        # the half extents the overlap is measured against: those of each pebble's points
+        scene["sizes"] = np.abs(scene["points"]).max(axis=1)
+    return scene
 
 
 def superellipsoid_points(size, exponents=EXPONENTS, samples=MESH_POINTS) -> np.ndarray:
@@ -76,10 +86,11 @@ def mujoco_xml(scene: dict) -> str:
              f'cone="{MUJOCO_CONE}"/>',
              f'  <size memory="{max(64, scene["n"] // 10)}M"/>',
              f'  <default><geom condim="3" friction="{FRICTION} 0 0"/></default>']
-    if scene["shape"] == "superellipsoid":
+    if scene["shape"] in ("superellipsoid", "hull"):
         lines.append("  <asset>")
         for i, size in enumerate(scene["sizes"]):
-            vertices = " ".join(f"{v:.12g}" for v in superellipsoid_points(size).ravel())
+            points = superellipsoid_points(size) if scene["shape"] == "superellipsoid" else scene["points"][i]
+            vertices = " ".join(f"{v:.12g}" for v in points.ravel())
             lines.append(f'    <mesh name="s{i}" vertex="{vertices}"/>')
         lines.append("  </asset>")
     lines.append("  <worldbody>")
@@ -121,7 +132,10 @@ def our_scene(scene: dict):
     out.add_box_container(center=(0.0, 0.0, hz), half_extents=(half, half, hz), material=material)
     for i in range(scene["n"]):
         size = tuple(scene["sizes"][i])
-        shape = solver.Box(size) if scene["shape"] == "box" else solver.Superellipsoid(size, EXPONENTS)
+        if scene["shape"] == "hull":
+            shape = solver.ConvexHull(scene["points"][i])
+        else:
+            shape = solver.Box(size) if scene["shape"] == "box" else solver.Superellipsoid(size, EXPONENTS)
         out.add_body(shape, position=tuple(scene["positions"][i]), orientation=tuple(scene["quats"][i]),
                      density=DENSITY, material=material)
     return out
@@ -161,7 +175,7 @@ def _result(engine, scene, steps, seconds, contacts, deepest, extra) -> dict:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--shape", default="box,superellipsoid", help="comma list of box, superellipsoid")
+    parser.add_argument("--shape", default="box,superellipsoid", help="comma list of box, superellipsoid, hull")
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=0)

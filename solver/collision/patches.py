@@ -31,6 +31,9 @@ CAP_CORNERS = 8    # a cylinder cap's polygon
 TILT = 0.05
 # a hull vertex within this fraction of the shape's size of the chosen face's plane belongs to the face
 FACE_TOLERANCE = 1e-6
+# of a hull's size: how far below its support vertex along a direction a corner still counts as its top (a
+# face holding a top edge then wins over one that only touches it at the vertex)
+TOP_BAND = 0.01
 
 
 @njit(**JIT, inline="always")
@@ -55,28 +58,44 @@ def _cross_along(nx, ny, nz, ux, uy, uz, vx, vy, vz):
 
 @njit(**JIT)
 def _hull_face(params, hull_vertices, hull_faces, dx, dy, dz, local):
-    """Corners of the hull face whose outward normal is nearest the local direction d, in angle order.
+    """Corners of the hull face that holds the most of the hull's top along the local direction d (the
+    support vertex and the corners within TOP_BAND of it), the one whose outward normal is nearest d among
+    those, in angle order.
 
-    Returns their count (at most MAX_FEATURE: a larger face keeps every k-th corner).
+    The face nearest d over the whole hull need not hold the support vertex: on 24-point pebbles it missed
+    it for 0.7% of directions, with the vertex up to 5 mm further out, and the patch then left out the
+    deepest point (pebbles sank 3 mm into the floor). Nor need the nearest of the faces at the support
+    vertex hold a top edge: two pebbles edge to edge then lost the point where the edges cross. Returns the
+    count of corners (at most MAX_FEATURE: a larger face keeps every k-th corner, counted from the support
+    vertex).
     """
     first_vertex, count = int(params[0]), int(params[1])
     first_face, face_count = int(params[2]), int(params[3])
-    best, best_cos = first_face, -np.inf
+    top, top_value, size = first_vertex, -np.inf, 0.0
+    for v in range(first_vertex, first_vertex + count):
+        value = hull_vertices[v, 0] * dx + hull_vertices[v, 1] * dy + hull_vertices[v, 2] * dz
+        if value > top_value:
+            top, top_value = v, value
+        size = max(size, abs(hull_vertices[v, 0]) + abs(hull_vertices[v, 1]) + abs(hull_vertices[v, 2]))
+    band = top_value - TOP_BAND * size * np.sqrt(dx * dx + dy * dy + dz * dz)
+    best, best_held, best_cos = first_face, 0, -np.inf
     for f in range(first_face, first_face + face_count):
         a, b, c = hull_faces[f, 0], hull_faces[f, 1], hull_faces[f, 2]
+        if a != top and b != top and c != top:
+            continue
+        held = 0
+        for v in (a, b, c):
+            held += hull_vertices[v, 0] * dx + hull_vertices[v, 1] * dy + hull_vertices[v, 2] * dz >= band
         nx, ny, nz = _face_normal(hull_vertices, a, b, c)
         norm = np.sqrt(nx * nx + ny * ny + nz * nz)
         cosine = (nx * dx + ny * dy + nz * dz) / norm if norm > 0.0 else -np.inf
-        if cosine > best_cos:
-            best, best_cos = f, cosine
+        if held > best_held or (held == best_held and cosine > best_cos):
+            best, best_held, best_cos = f, held, cosine
     a, b, c = hull_faces[best, 0], hull_faces[best, 1], hull_faces[best, 2]
     nx, ny, nz = _face_normal(hull_vertices, a, b, c)
     norm = np.sqrt(nx * nx + ny * ny + nz * nz)
     nx, ny, nz = nx / norm, ny / norm, nz / norm
     offset = nx * hull_vertices[a, 0] + ny * hull_vertices[a, 1] + nz * hull_vertices[a, 2]
-    size = 0.0
-    for v in range(first_vertex, first_vertex + count):
-        size = max(size, abs(hull_vertices[v, 0]) + abs(hull_vertices[v, 1]) + abs(hull_vertices[v, 2]))
     members = np.empty(count, dtype=np.int64)
     found = 0
     for v in range(first_vertex, first_vertex + count):
@@ -104,8 +123,12 @@ def _hull_face(params, hull_vertices, hull_faces, dx, dy, dz, local):
         angles[m] = np.arctan2(px * fx + py * fy + pz * fz, px * ex + py * ey + pz * ez)
     order = np.argsort(angles)
     stride = 1 if found <= MAX_FEATURE else (found + MAX_FEATURE - 1) // MAX_FEATURE
+    start = 0
+    for m in range(found):
+        if members[order[m]] == top:
+            start = m % stride
     kept = 0
-    for m in range(0, found, stride):
+    for m in range(start, found, stride):
         v = members[order[m]]
         local[kept, 0] = hull_vertices[v, 0]
         local[kept, 1] = hull_vertices[v, 1]
