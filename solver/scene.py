@@ -209,7 +209,8 @@ class Scene:
 
         ``center`` is the centre of the box volume; ``half_extents`` its half
         sizes along the box's local axes (``rotation``, default world axes).
-        Bodies whose centre is outside the box do not collide with it.
+        Bodies whose centre is outside the box do not collide with it; a wall holds a body whose
+        centre lies over it (below its top edge), wherever the body's contact points fall.
         """
         index = len(self.boxes)
         owner = self._owner("box container", index, name)

@@ -71,6 +71,22 @@ def _emit(contact_a, contact_b, contact_key, contact_normal, contact_point, cont
 
 
 @njit(**JIT)
+def _wall_holds(static_u, static_v, static_size, s, rx, ry, rz, nx, ny, nz):
+    """Whether wall s (a one-sided finite rectangle) acts on a body whose centre is r from the wall's centre.
+
+    It does when the centre lies on its inner side and over the rectangle. The test is on the centre, not on
+    the contact points: a box container's walls meet at their edges, and a point pressed a little past one
+    wall lies beyond the edge of the next, which must still hold it (a pebble in a corner sank through the
+    floor when its deepest point had to lie over the floor's rectangle).
+    """
+    if rx * nx + ry * ny + rz * nz <= 0.0:
+        return False
+    du = rx * static_u[s, 0] + ry * static_u[s, 1] + rz * static_u[s, 2]
+    dv = rx * static_v[s, 0] + ry * static_v[s, 1] + rz * static_v[s, 2]
+    return abs(du) <= static_size[s, 0] and abs(dv) <= static_size[s, 1]
+
+
+@njit(**JIT)
 def _static_contact(static_kind, static_point, static_normal, static_u, static_v, static_size, s, position, shape,
                     i, bounding_radius, reach, out):
     """Depth of body i (centre, shape matrix) against static collider s, or -inf if they cannot touch.
@@ -92,18 +108,8 @@ def _static_contact(static_kind, static_point, static_normal, static_u, static_v
         px = position[i, 0] - mx / half
         py = position[i, 1] - my / half
         pz = position[i, 2] - mz / half
-        if kind == STATIC_WALL:
-            # one-sided finite rectangle: the body's centre must be on the inner side and
-            # its deepest point must lie over the rectangle
-            if rx * nx + ry * ny + rz * nz <= 0.0:
-                return -np.inf
-            qx = px - static_point[s, 0]
-            qy = py - static_point[s, 1]
-            qz = pz - static_point[s, 2]
-            du = qx * static_u[s, 0] + qy * static_u[s, 1] + qz * static_u[s, 2]
-            dv = qx * static_v[s, 0] + qy * static_v[s, 1] + qz * static_v[s, 2]
-            if abs(du) > static_size[s, 0] or abs(dv) > static_size[s, 1]:
-                return -np.inf
+        if kind == STATIC_WALL and not _wall_holds(static_u, static_v, static_size, s, rx, ry, rz, nx, ny, nz):
+            return -np.inf
         out[0] = nx
         out[1] = ny
         out[2] = nz
@@ -141,10 +147,15 @@ def _store_witness(witness, p, x, y, z):
 
 
 @njit(**JIT)
+def pair_pose_scratch():
+    """A pair's kinds, params, positions and rotations, as shape_pair_distance takes them."""
+    return np.empty(2, dtype=np.int64), np.empty((2, PARAMS)), np.empty((2, 3)), np.empty((2, 3, 3))
+
+
+@njit(**JIT)
 def _shape_pair_scratch():
-    """Scratch of _collide_shape_pair: the pair's kinds, params, positions, rotations, patch."""
-    return (np.empty(2, dtype=np.int64), np.empty((2, PARAMS)), np.empty((2, 3)), np.empty((2, 3, 3)),
-            new_patch_scratch(), np.empty((PATCH, 4)))
+    """Scratch of _collide_shape_pair: pair_pose_scratch, then the patch's scratch and the patch."""
+    return pair_pose_scratch() + (new_patch_scratch(), np.empty((PATCH, 4)))
 
 
 @njit(**JIT)
@@ -412,28 +423,17 @@ def _emit_shape_statics(statics, n, stride, position, rotation, shape, reach, sh
         # the bounding ellipsoid's depth bounds the shape's
         if plane_depth(m, rx, ry, rz, nx, ny, nz) < -reach[i]:
             continue
-        if kind == STATIC_WALL and rx * nx + ry * ny + rz * nz <= 0.0:
+        if kind == STATIC_WALL and not _wall_holds(static_u, static_v, static_size, s, rx, ry, rz, nx, ny, nz):
             continue
         points = plane_patch(shapes.kind[i], shapes.params[i], shapes.hull_vertices, shapes.hull_faces, position[i],
                              rotation[i], static_point[s, 0], static_point[s, 1], static_point[s, 2], nx, ny, nz,
                              reach[i], scratch, patch)
-        k = 0
         for q in range(points):
-            if kind == STATIC_WALL:
-                # a finite rectangle: the point must lie over it
-                qx = patch[q, 0] - static_point[s, 0]
-                qy = patch[q, 1] - static_point[s, 1]
-                qz = patch[q, 2] - static_point[s, 2]
-                du = qx * static_u[s, 0] + qy * static_u[s, 1] + qz * static_u[s, 2]
-                dv = qx * static_v[s, 0] + qy * static_v[s, 1] + qz * static_v[s, 2]
-                if abs(du) > static_size[s, 0] or abs(dv) > static_size[s, 1]:
-                    continue
             if count >= stop:
                 return -1
             _emit(contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth, count, -1 - s, i,
-                  (i * stride + n + s) * PATCH + k, nx, ny, nz, patch[q, 0], patch[q, 1], patch[q, 2], patch[q, 3])
+                  (i * stride + n + s) * PATCH + q, nx, ny, nz, patch[q, 0], patch[q, 1], patch[q, 2], patch[q, 3])
             count += 1
-            k += 1
     return count
 
 

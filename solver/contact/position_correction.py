@@ -2,9 +2,9 @@
 import numpy as np
 from numba import njit, prange
 
-from ..collision.driver import shape_pair_distance
+from ..collision.driver import pair_pose_scratch, shape_pair_distance
 from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, cross, quat_to_matrix, ZERO
-from ..shapes.support import ELLIPSOID, PARAMS, support_xyz
+from ..shapes.support import ELLIPSOID, support_xyz
 from .push_sweeps import UNSUPPORTED, clear_pseudo, overlap_aim, push_sweeps
 from .rows import INV_MASS_A, INV_MASS_B, N_, row3
 
@@ -60,12 +60,6 @@ def _shape_width_gap(nx, ny, nz, a, b, position, orientation, semi_axes, shapes)
         gap -= (nx * position[a, 0] + ny * position[a, 1] + nz * position[a, 2]
                 + _shape_support_height(orientation, semi_axes, shapes, a, nx, ny, nz))
     return gap
-
-
-@njit(**JIT)
-def _pair_scratch():
-    """Scratch of _overlap_now: the pair's kinds, params, positions and rotations."""
-    return np.empty(2, dtype=np.int64), np.empty((2, PARAMS)), np.empty((2, 3)), np.empty((2, 3, 3))
 
 
 @njit(**JIT)
@@ -241,7 +235,7 @@ def _correction_targets(start, end, contact_slot, slot_a, slot_b, solve_origin, 
     """
     largest = -np.inf
     rows = contact_row
-    scratch = _pair_scratch()
+    scratch = pair_pose_scratch()
     # the last pair measured again: a patch's points share their pair and normal
     last_a, last_b, last_nx, last_ny, last_nz, last_overlap = -2, -2, 0.0, 0.0, 0.0, 0.0
     for k in range(start, end):
