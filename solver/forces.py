@@ -33,10 +33,12 @@ def _body_frames_range(model, state, ws, margin, h, start, end):
         world_inverse_inertia(ws.rotation[i], model.inv_inertia_local[i], ws.inv_inertia_world[i])
         v = state.linear_velocity[i]
         w = state.angular_velocity[i]
-        speed = norm3(v[0], v[1], v[2]) + norm3(w[0], w[1], w[2]) * model.bounding_radius[i]
+        spin = norm3(w[0], w[1], w[2])
+        speed = norm3(v[0], v[1], v[2]) + spin * model.bounding_radius[i]
         reach = margin + speed * h
         # a body going non-finite is reported by the integrate phase; its box must not swallow the others
         ws.reach[i] = reach if np.isfinite(reach) else margin
+        ws.turn[i] = spin * h if np.isfinite(spin) else 0.0
         for k in range(3):
             ws.half_extent[i, k] = np.sqrt(ws.shape[i, k, k]) + ws.reach[i]
 

@@ -41,6 +41,7 @@ class Workspace(NamedTuple):
     inv_inertia_world: np.ndarray  # (N, 3, 3)
     half_extent: np.ndarray       # (N, 3) world AABB half sizes, grown by the reach
     reach: np.ndarray             # (N,) contact margin plus distance travelled this substep
+    turn: np.ndarray              # (N,) radians turned this substep at the body's spin
     start_linear: np.ndarray      # (N, 3) velocities before this substep's prediction, restored on a buffer overflow
     start_angular: np.ndarray     # (N, 3)
     # phase 2, broad phase (collision/broadphase.py): the hashed grid and the candidate pairs
@@ -173,7 +174,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
     table = hash_table_size(n)
     return Workspace(
         rotation=np.zeros((n, 3, 3)), shape=np.zeros((n, 3, 3)), inv_inertia_world=np.zeros((n, 3, 3)),
-        half_extent=np.zeros((n, 3)), reach=np.zeros(n), pseudo_linear=np.zeros((n, 3)), pseudo_angular=np.zeros((n, 3)),
+        half_extent=np.zeros((n, 3)), reach=np.zeros(n), turn=np.zeros(n), pseudo_linear=np.zeros((n, 3)), pseudo_angular=np.zeros((n, 3)),
         start_linear=np.zeros((n, 3)), start_angular=np.zeros((n, 3)),
         start_position=np.zeros((n, 3)), start_orientation=np.zeros((n, 4)),
         body_travel=np.zeros(n),

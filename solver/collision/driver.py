@@ -401,7 +401,7 @@ def _static_colliders(model):
 
 
 @njit(**JIT)
-def _emit_shape_statics(statics, n, stride, position, rotation, shape, reach, shapes, contacts, i, count, stop,
+def _emit_shape_statics(statics, n, stride, position, rotation, turn, shape, reach, shapes, contacts, i, count, stop,
                         scratch, patch):
     """Contacts of body i (not an ellipsoid) with the planes and walls, from slot count on; the next slot or -1.
 
@@ -427,7 +427,7 @@ def _emit_shape_statics(statics, n, stride, position, rotation, shape, reach, sh
             continue
         points = plane_patch(shapes.kind[i], shapes.params[i], shapes.hull_vertices, shapes.hull_faces, position[i],
                              rotation[i], static_point[s, 0], static_point[s, 1], static_point[s, 2], nx, ny, nz,
-                             reach[i], scratch, patch)
+                             reach[i], turn[i], scratch, patch)
         for q in range(points):
             if count >= stop:
                 return -1
@@ -546,8 +546,8 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
             continue
         if shapes is not None:
             if shapes.kind[i] != ELLIPSOID:
-                count = _emit_shape_statics(statics, n, stride, position, rotation, shape, reach, shapes, contacts, i,
-                                            count, stop, patch_scratch, patch)
+                count = _emit_shape_statics(statics, n, stride, position, rotation, ws.turn, shape, reach, shapes,
+                                            contacts, i, count, stop, patch_scratch, patch)
                 if count < 0:
                     return -1
                 if meshes is not None:

@@ -1,4 +1,4 @@
-"""A convex hull's contact patch holds its deepest point.
+"""A convex hull's contact patch holds its deepest point, and a spinning hull's the corner it swings down.
 
 Pebbles are hulls of 24 random points on ellipsoids, as in the shapes benchmark. Reference: the support
 vertex by brute force over the hull's vertices (numpy), and solver.distance for two hulls.
@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import solver
+from solver.math3d import quat_to_matrix_np
 from solver.collision.patches import PATCH, new_patch_scratch, pair_patch, plane_patch
 
 REACH = 0.002  # m
@@ -45,7 +46,7 @@ def test_a_pebble_against_a_plane_touches_at_its_deepest_vertex():
             lowest = vertices[np.argmin(vertices @ n)]
             p = lowest + 0.001 * n
             count = plane_patch(shapes.kind[body], shapes.params[body], shapes.hull_vertices, shapes.hull_faces,
-                                origin, identity, p[0], p[1], p[2], n[0], n[1], n[2], REACH, scratch, out)
+                                origin, identity, p[0], p[1], p[2], n[0], n[1], n[2], REACH, 0.0, scratch, out)
             assert count >= 1
             assert out[:count, 3].max() == pytest.approx(0.001, abs=1e-12), (body, n)
             checked += 1
@@ -85,3 +86,32 @@ def test_two_overlapping_pebbles_touch_at_their_overlap():
             assert out[:count, 3].max() == pytest.approx(-result.distance, abs=1e-9), (a, u)
             checked += 1
     assert checked > 300
+
+
+def test_spinning_pebbles_dropped_on_a_floor_stay_out_of_it():
+    """30 pebbles, one at a time, dropped at 0.5 m/s spinning at 25 rad/s: each one's lowest vertex (from its
+    pose and its vertices) stays above the floor within 1% of its smallest half extent, the benchmark's goal.
+    With only the supporting face's corners, one tumbling about its resting face swung another corner
+    through the floor in one substep (13.6% of its half extent, 1.7 mm; 0.5% on average)."""
+    worst = []
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        size = rng.uniform(0.01, 0.03, size=3)
+        directions = rng.normal(size=(24, 3))
+        directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+        spin = rng.normal(size=3)
+        spin *= 25.0 / np.linalg.norm(spin)
+        scene = solver.Scene(gravity=(0.0, 0.0, -9.81))
+        material = solver.Material(friction=0.5)
+        scene.add_plane(material=material)
+        scene.add_body(solver.ConvexHull(directions * size), position=(0.0, 0.0, 0.05),
+                       angular_velocity=tuple(spin), velocity=(0.2, 0.0, -0.5), material=material)
+        sim = solver.Simulation(scene, dt=1.0 / 240.0)
+        vertices = np.array(sim.scene.bodies[0]["points"])
+        deepest = 0.0
+        for _ in range(240):
+            sim.step(1)
+            z = (vertices @ quat_to_matrix_np(sim.state.orientation[0]).T + sim.state.position[0])[:, 2]
+            deepest = max(deepest, -z.min())
+        worst.append(deepest / np.abs(vertices).max(axis=0).min())
+    assert max(worst) < 0.01, np.round(worst, 4)
