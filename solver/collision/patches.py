@@ -640,7 +640,7 @@ def plane_patch(kind, params, hull_vertices, hull_faces, position, rotation, px,
             depth[kept] = overlap
             kept += 1
     patch_count = finish_patch(points, depth, kept, nx, ny, nz, rotation, keep, out)
-    if (kind == BOX or kind == HULL) and patch_count > 0 and turn > 0.0:
+    if (kind == BOX or kind == HULL) and 0 < patch_count < PATCH and turn > 0.0:
         patch_count = _swinging_corner(kind, params, hull_vertices, position, rotation, px, py, pz, nx, ny, nz, reach,
                                        turn, feature, count, patch_count, out)
     return patch_count
@@ -649,16 +649,16 @@ def plane_patch(kind, params, hull_vertices, hull_faces, position, rotation, px,
 @njit(**JIT)
 def _swinging_corner(kind, params, hull_vertices, position, rotation, px, py, pz, nx, ny, nz, reach, turn, feature,
                      feature_count, count, out):
-    """Add to the patch out[:count] the box or hull corner off the supporting feature (feature[:feature_count])
-    that the body's turn this
-    substep (radians) brings nearest the plane: within the reach, and above the patch's deepest point by less
-    than TURN_SAFETY * turn times its distance from it; the one with the least of that allowance used. It takes
-    a free slot, or the shallowest point's. Returns the patch's count.
+    """Add to the patch out[:count] (count < PATCH) the box or hull corner off the supporting feature
+    (feature[:feature_count]) that the body's turn this substep (radians) brings nearest the plane: within the
+    reach, and above the patch's deepest point by less than TURN_SAFETY * turn times its distance from it; the
+    one with the least of that allowance used. Returns the patch's count.
 
     The feature alone missed it: a pebble tumbling at 15 rad/s about its resting face swung a corner from
     1.4 mm above the floor to 1.6 mm below in one substep, with no contact to hold it. A body that does not
-    turn gets none (a falling box's top corners, within a fast body's reach, must not take its bottom ones'
-    slots); only one, so that the corners in contact keep theirs.
+    turn gets none (a falling box's top corners lie within a fast body's reach). Only into a free slot: taking
+    the shallowest point's slot from a box's four face corners raised the 1,000-box drop's peak overlap from
+    2.6% to 6.5%.
     """
     deepest = 0
     for k in range(1, count):
@@ -699,17 +699,11 @@ def _swinging_corner(kind, params, hull_vertices, position, rotation, px, py, pz
             best, bx, by, bz, b_overlap = used, wx, wy, wz, overlap
     if best >= 1.0:
         return count
-    slot = count
-    if count == out.shape[0]:
-        slot = 0
-        for k in range(1, count):
-            if out[k, 3] < out[slot, 3]:
-                slot = k
-    out[slot, 0] = bx + 0.5 * b_overlap * nx
-    out[slot, 1] = by + 0.5 * b_overlap * ny
-    out[slot, 2] = bz + 0.5 * b_overlap * nz
-    out[slot, 3] = b_overlap
-    return max(count, slot + 1)
+    out[count, 0] = bx + 0.5 * b_overlap * nx
+    out[count, 1] = by + 0.5 * b_overlap * ny
+    out[count, 2] = bz + 0.5 * b_overlap * nz
+    out[count, 3] = b_overlap
+    return count + 1
 
 
 @njit(**JIT)
