@@ -642,17 +642,17 @@ def plane_patch(kind, params, hull_vertices, hull_faces, position, rotation, px,
     patch_count = finish_patch(points, depth, kept, nx, ny, nz, rotation, keep, out)
     if (kind == BOX or kind == HULL) and 0 < patch_count < PATCH and turn > 0.0:
         patch_count = _swinging_corner(kind, params, hull_vertices, position, rotation, px, py, pz, nx, ny, nz, reach,
-                                       turn, feature, count, patch_count, out)
+                                       turn, feature, count, local, patch_count, out)
     return patch_count
 
 
 @njit(**JIT)
 def _swinging_corner(kind, params, hull_vertices, position, rotation, px, py, pz, nx, ny, nz, reach, turn, feature,
-                     feature_count, count, out):
+                     feature_count, corner, count, out):
     """Add to the patch out[:count] (count < PATCH) the box or hull corner off the supporting feature
     (feature[:feature_count]) that the body's turn this substep (radians) brings nearest the plane: within the
     reach, and above the patch's deepest point by less than TURN_SAFETY * turn times its distance from it; the
-    one with the least of that allowance used. Returns the patch's count.
+    one with the least of that allowance used. corner: scratch of one row at least. Returns the patch's count.
 
     The feature alone missed it: a pebble tumbling at 15 rad/s about its resting face swung a corner from
     1.4 mm above the floor to 1.6 mm below in one substep, with no contact to hold it. A body that does not
@@ -680,19 +680,23 @@ def _swinging_corner(kind, params, hull_vertices, position, rotation, px, py, pz
             z = params[2] if v & 4 else -params[2]
         else:
             x, y, z = hull_vertices[v, 0], hull_vertices[v, 1], hull_vertices[v, 2]
-        wx = position[0] + rotation[0, 0] * x + rotation[0, 1] * y + rotation[0, 2] * z
-        wy = position[1] + rotation[1, 0] * x + rotation[1, 1] * y + rotation[1, 2] * z
-        wz = position[2] + rotation[2, 0] * x + rotation[2, 1] * y + rotation[2, 2] * z
+        _to_world(position, rotation, x, y, z, corner, 0)
+        wx, wy, wz = corner[0, 0], corner[0, 1], corner[0, 2]
         overlap = -(nx * (wx - px) + ny * (wy - py) + nz * (wz - pz))
         if overlap <= -reach:
             continue
+        # rounding, at the body's size: distinct corners lie much further apart (the deepest corner itself
+        # sits within it of (dx, dy, dz), where the allowance is 0)
+        tolerance = 1e-9 * (abs(x) + abs(y) + abs(z))
         lever = np.sqrt((wx - dx) ** 2 + (wy - dy) ** 2 + (wz - dz) ** 2)
-        used = (out[deepest, 3] - overlap) / (TURN_SAFETY * turn * lever + 1e-300)
+        if lever <= tolerance:
+            continue
+        used = (out[deepest, 3] - overlap) / (TURN_SAFETY * turn * lever)
         if used >= best:
             continue
         on_feature = False
         for k in range(feature_count):
-            if abs(feature[k, 0] - wx) + abs(feature[k, 1] - wy) + abs(feature[k, 2] - wz) <= 1e-9 * lever:
+            if abs(feature[k, 0] - wx) + abs(feature[k, 1] - wy) + abs(feature[k, 2] - wz) <= tolerance:
                 on_feature = True
                 break
         if not on_feature:
