@@ -115,3 +115,45 @@ def test_spinning_pebbles_dropped_on_a_floor_stay_out_of_it():
             deepest = max(deepest, -z.min())
         worst.append(deepest / np.abs(vertices).max(axis=0).min())
     assert max(worst) < 0.01, np.round(worst, 4)
+
+
+@pytest.mark.parametrize("shape", ["box", "hull"])
+def test_a_turning_body_on_a_plane_gets_each_corner_once(shape):
+    """Bodies at random orientations, their lowest corner 1 mm into a plane, within a reach of 2 cm and turning
+    0.5 rad this substep: the patch holds that corner at 1 mm and no point twice, and some gain a swinging
+    corner over the same patch without the turn. The swinging corner is sought among all corners, the deepest
+    one included, where a rounding tolerance proportional to the distance from the deepest point was 0."""
+    rng = np.random.default_rng(5)
+    scene = solver.Scene(gravity=(0.0, 0.0, 0.0))
+    for k in range(20):
+        size = rng.uniform(0.01, 0.04, size=3)
+        if shape == "box":
+            body_shape = solver.Box(tuple(size))
+        else:
+            directions = rng.normal(size=(24, 3))
+            body_shape = solver.ConvexHull(directions / np.linalg.norm(directions, axis=1, keepdims=True) * size)
+        scene.add_body(body_shape, position=(0.2 * k, 0.0, 0.0))
+    shapes = solver.Simulation(scene)._shapes
+    scratch, out = new_patch_scratch(), np.zeros((PATCH, 4))
+    n = np.array([0.0, 0.0, 1.0])
+    swung = 0
+    for body in range(20):
+        if shape == "box":
+            local = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+            local = local * shapes.params[body, :3]
+        else:
+            local = corners(shapes, body)
+        for q in rng.normal(size=(50, 4)):
+            rotation = quat_to_matrix_np(q / np.linalg.norm(q))
+            position = rng.uniform(-1.0, 1.0, size=3)
+            world = local @ rotation.T + position
+            p = world[np.argmin(world[:, 2])] + 0.001 * n
+            counts = [plane_patch(shapes.kind[body], shapes.params[body], shapes.hull_vertices, shapes.hull_faces,
+                                  position, rotation, p[0], p[1], p[2], n[0], n[1], n[2], 0.02, turn, scratch, out)
+                      for turn in (0.0, 0.5)]
+            count = counts[1]
+            assert out[:count, 3].max() == pytest.approx(0.001, abs=1e-12)
+            apart = np.linalg.norm(out[:count, None, :3] - out[None, :count, :3], axis=2)
+            assert apart[np.triu_indices(count, 1)].min(initial=np.inf) > 1e-6, (body, q)
+            swung += counts[1] > counts[0]
+    assert swung > 20
