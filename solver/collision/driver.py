@@ -40,7 +40,7 @@ from numba import njit, prange
 from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, ZERO
 from ..model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
 from ..shapes.support import BOX, ELLIPSOID, PARAMS
-from .convex_distance import contact_distance
+from .convex_distance import contact_distance, new_search_scratch
 from .normal_refinement import minkowski_support
 from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_tube_depth,
                           ellipsoids_separated_into, minimise_width_gap, minimise_width_gap_supports,
@@ -154,21 +154,23 @@ def pair_pose_scratch():
 
 @njit(**JIT)
 def _shape_pair_scratch():
-    """Scratch of _collide_shape_pair: pair_pose_scratch, then the patch's scratch and the patch."""
-    return pair_pose_scratch() + (new_patch_scratch(), np.empty((PATCH, 4)))
+    """Scratch of _collide_shape_pair: pair_pose_scratch, then the patch's scratch, the patch and the search's."""
+    return pair_pose_scratch() + (new_patch_scratch(), np.empty((PATCH, 4)), new_search_scratch())
 
 
 @njit(**JIT)
-def shape_pair_distance(kinds, params, hull_vertices, positions, rotations, hx, hy, hz, penetration, touching):
+def shape_pair_distance(kinds, params, hull_vertices, positions, rotations, hx, hy, hz, penetration, touching,
+                        scratch=None):
     """(gap, nx, ny, nz) of shapes 0 (A) and 1 (B) from the unit normal guess h, normal from A to B: the
     separating-axis test for two boxes (a lower bound of the distance where they are apart, see box_box.py),
-    Newton for two smooth shapes, GJK/EPA otherwise. ``touching``: h is the pair's normal of last substep."""
+    Newton for two smooth shapes, GJK/EPA otherwise. ``touching``: h is the pair's normal of last substep.
+    scratch: as for contact_distance."""
     if kinds[0] == BOX and kinds[1] == BOX:
         return box_box_distance(params[0, :3], positions[0], rotations[0], params[1, :3], positions[1], rotations[1])
     if smooth_kind(kinds[0]) and smooth_kind(kinds[1]):
         return smooth_contact_distance(kinds, params, hull_vertices, positions, rotations, hx, hy, hz, penetration,
-                                       touching)
-    return contact_distance(kinds, params, hull_vertices, positions, rotations, hx, hy, hz, penetration)
+                                       touching, scratch)
+    return contact_distance(kinds, params, hull_vertices, positions, rotations, hx, hy, hz, penetration, scratch)
 
 
 @njit(**JIT)
@@ -201,7 +203,7 @@ def _collide_shape_pair(position, rotation, reach_of, shapes, results, p, i, j, 
     Leaves pair_depth at -inf where they stay apart. It takes arrays, not the workspace: a call that passed
     the workspace's 78 arrays cost more than a box pair's distance and patch together (1.2 us of 4).
     """
-    kinds, params, positions, rotations, patch_scratch, patch = scratch
+    kinds, params, positions, rotations, patch_scratch, patch, search_scratch = scratch
     witness, pair_normal, pair_depth, pair_point, pair_patch_points, pair_patch_count = results
     reach_a = reach_of[i]
     reach_b = reach_of[j]
@@ -229,7 +231,7 @@ def _collide_shape_pair(position, rotation, reach_of, shapes, results, p, i, j, 
             _store_witness(witness, p, hx, hy, hz)
             return
     gap, nx, ny, nz = shape_pair_distance(kinds, params, shapes.hull_vertices, positions, rotations, hx, hy, hz,
-                                          shapes.penetration, touching)
+                                          shapes.penetration, touching, search_scratch)
     if gap > reach:
         _store_witness(witness, p, nx, ny, nz)
         return
@@ -241,7 +243,7 @@ def _collide_shape_pair(position, rotation, reach_of, shapes, results, p, i, j, 
         # only bounds their distance, and its patch lay beside the nearest points, stating a wider gap than
         # the distance (a falling box then sank 4 to 9% into the one below): the exact distance instead
         gap, nx, ny, nz = contact_distance(kinds, params, shapes.hull_vertices, positions, rotations, nx, ny, nz,
-                                           shapes.penetration)
+                                           shapes.penetration, search_scratch)
         count = 0 if gap > reach else pair_patch(kinds, params, shapes.hull_vertices, shapes.hull_faces, positions,
                                                  rotations, nx, ny, nz, reach, patch_scratch, patch)
     _store_witness(witness, p, nx, ny, nz)

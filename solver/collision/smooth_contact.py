@@ -40,12 +40,14 @@ def smooth_kind(kind):
 
 
 @njit(**JIT)
-def smooth_contact_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, method, touching):
+def smooth_contact_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, method, touching,
+                            scratch=None):
     """(gap, nx, ny, nz) of a pair of smooth kinds, from the normal guess n: Newton first, else contact_distance's
     search, polished by Newton.
 
     ``touching``: n is the pair's normal of last substep, so an overlap may keep the local minimum of
-    depth nearest to it (module docstring); otherwise only a separation is taken from Newton.
+    depth nearest to it (module docstring); otherwise only a separation is taken from Newton. scratch: as for
+    contact_distance.
     """
     scale = (bounding_radius(kinds[0], params[0], hull_vertices)
              + bounding_radius(kinds[1], params[1], hull_vertices))
@@ -54,7 +56,7 @@ def smooth_contact_distance(kinds, params, hull_vertices, positions, rotations, 
     if gradient <= STATIONARY * scale and (touching or gap > 0.0):
         return gap, rx, ry, rz
     # the search finds the right basin (the global one for EPA) to its tolerance; Newton polishes the normal there
-    gap, nx, ny, nz = contact_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, method)
+    gap, nx, ny, nz = contact_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, method, scratch)
     refined, rx, ry, rz, _ = refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, scale,
                                            STATIONARY, ITERATIONS)
     if refined > gap:
