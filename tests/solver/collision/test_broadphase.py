@@ -8,13 +8,13 @@ from solver.state import new_workspace
 
 
 def brute_force_pairs(position, half_extent, dynamic):
-    n = len(position)
-    found = set()
-    for i in range(n):
-        for j in range(i + 1, n):
-            if (dynamic[i] or dynamic[j]) and np.all(np.abs(position[i] - position[j]) <= half_extent[i] + half_extent[j]):
-                found.add((i, j))
-    return found
+    """Every pair (i < j) with a dynamic member whose boxes overlap on all three axes (closed intervals)."""
+    position, half_extent, dynamic = np.asarray(position), np.asarray(half_extent), np.asarray(dynamic)
+    overlap = np.all(np.abs(position[:, None, :] - position[None, :, :])
+                     <= half_extent[:, None, :] + half_extent[None, :, :], axis=2)
+    overlap &= dynamic[:, None] | dynamic[None, :]
+    i, j = np.nonzero(np.triu(overlap, k=1))
+    return set(zip(i.tolist(), j.tolist()))
 
 
 def random_boxes(rng, n, box_side):
