@@ -86,12 +86,12 @@ class MeshColliders(NamedTuple):
     bvh_item: np.ndarray
 
 
-def build_body_shapes(scene, always=False):
+def build_body_shapes(scene):
     """BodyShapes of a scene's bodies (and its mesh colliders' triangles after the hulls' vertices), or None if
-    the bodies are all ellipsoids and there are no mesh colliders, unless ``always``."""
+    the bodies are all ellipsoids and there are no mesh colliders."""
     from .scene import body_shape
 
-    if not always and all(body["shape"] == "ellipsoid" for body in scene.bodies) and not scene.meshes:
+    if all(body["shape"] == "ellipsoid" for body in scene.bodies) and not scene.meshes:
         return None
     n = len(scene.bodies)
     kind = np.zeros(n, dtype=np.int64)
