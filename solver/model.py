@@ -51,8 +51,9 @@ class Model(NamedTuple):
 
 
 class BodyShapes(NamedTuple):
-    """The bodies' shapes for compiled code; None instead in scenes of ellipsoids only, whose kernels then
-    compile without the other shapes' paths (numba prunes a branch on a None argument).
+    """The bodies' shapes for compiled code. build_body_shapes gives None in scenes of ellipsoids only, where the
+    Python side then takes the ellipsoids' settings; Simulation still hands the compiled loop BodyShapes there
+    (``always``), so that one compiled narrow phase serves every scene (docs/numba.md).
 
     A shape other than an ellipsoid is held by the bounding ellipsoid in Model.semi_axes (sqrt 3 times
     ``size``), which the conservative tests use: bounding boxes, the static colliders' pre-test.
@@ -86,12 +87,12 @@ class MeshColliders(NamedTuple):
     bvh_item: np.ndarray
 
 
-def build_body_shapes(scene):
+def build_body_shapes(scene, always=False):
     """BodyShapes of a scene's bodies (and its mesh colliders' triangles after the hulls' vertices), or None if
-    the bodies are all ellipsoids and there are no mesh colliders."""
+    the bodies are all ellipsoids and there are no mesh colliders, unless ``always``."""
     from .scene import body_shape
 
-    if all(body["shape"] == "ellipsoid" for body in scene.bodies) and not scene.meshes:
+    if not always and all(body["shape"] == "ellipsoid" for body in scene.bodies) and not scene.meshes:
         return None
     n = len(scene.bodies)
     kind = np.zeros(n, dtype=np.int64)

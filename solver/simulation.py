@@ -256,6 +256,15 @@ class Simulation:
         _check_shapes_supported(scene, self._shapes)
         self.model = build_model(scene, self._shapes)
         self._meshes = build_mesh_colliders(scene, self._shapes, len(self.model.static_kind))
+        # run_substeps takes BodyShapes and MeshColliders in every scene, ellipsoids only or no bodies at all, so
+        # that one compiled narrow phase serves them all: numba compiles a kernel again for each argument type,
+        # and the None variant cost a fifth of a cold compile (docs/numba.md). Ellipsoid pairs keep their exact
+        # path either way; self._shapes (None: all ellipsoids) still decides what differs for other shapes.
+        self._kernel_shapes, self._kernel_meshes = self._shapes, self._meshes
+        if self._shapes is None:
+            self._kernel_shapes = build_body_shapes(scene, always=True)._replace(
+                penetration=penetration_method(owner, penetration))
+            self._kernel_meshes = build_mesh_colliders(scene, self._kernel_shapes, len(self.model.static_kind))
         n = self.model.n_bodies
         smallest = float(self._body_sizes().min()) if n else 0.01
         margin = 0.1 * smallest if margin is None else margin
@@ -278,7 +287,8 @@ class Simulation:
         self._pair_capacity = max(64, 16 * n)
         self._bodies = new_body_state(scene.bodies, self._contact_capacity)
         self._ws = self._new_workspace()
-        load_emit(self.model, self._bodies, self._ws, self._shapes, self._meshes)  # before any kernel calling it
+        # before any kernel that calls it
+        load_emit(self.model, self._bodies, self._ws, self._kernel_shapes, self._kernel_meshes)
         self._pacer = ThreadPacer(numba.get_num_threads())  # one thread or all, whichever runs faster now
         # the ropes: a model and state of their own (solver/ropes/model.py)
         self._rope_model, self._rope_state = build_ropes(scene.ropes, n_bodies=n,
@@ -435,8 +445,8 @@ class Simulation:
             return run_particle_substeps(model, bodies, ws, settings, h, substeps, *particles, self._shapes,
                                          self._meshes)
         ropes = (self._rope_model, self._rope_state) if self.scene.ropes else (None, None)
-        return run_substeps(model, bodies, ws, settings, h, substeps, self._targets, *ropes, *particles, self._shapes,
-                            self._meshes)
+        return run_substeps(model, bodies, ws, settings, h, substeps, self._targets, *ropes, *particles,
+                            self._kernel_shapes, self._kernel_meshes)
 
     def _body_sizes(self):
         """(N, 3) half sizes of each body along its axes: semi-axes, half extents, the box around a hull."""
@@ -500,8 +510,8 @@ class Simulation:
                 n_pairs = find_pairs(self._bodies.position, ws.half_extent, model.inv_mass >= 0.0,
                                      ws.bucket_start, ws.bucket_body, ws.bucket_key, ws.bucket_box, ws.bucket_fill,
                                      ws.pair_a, ws.pair_b, 1 if serial else PARALLEL_CHUNKS)
-                count = (collide(model, self._bodies, ws, n_pairs, n_pairs < self.settings.serial_below, self._shapes,
-                                 self._meshes) if n_pairs >= 0 else -1)
+                count = (collide(model, self._bodies, ws, n_pairs, n_pairs < self.settings.serial_below,
+                                 self._kernel_shapes, self._kernel_meshes) if n_pairs >= 0 else -1)
             if count >= 0:
                 break
             self._pair_capacity *= 2

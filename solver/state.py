@@ -167,7 +167,9 @@ def hash_table_size(n_bodies: int) -> int:
 
 def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_phases: int,
                   slabs: int, patches: bool = False) -> Workspace:
-    """Scratch for the substeps; ``patches``: room for contact patches (scenes with BodyShapes)."""
+    """Scratch for the substeps; ``patches``: room for contact patches (scenes with shapes other than ellipsoids).
+
+    Every pair has a patch count (the narrow phase clears it whenever it is given BodyShapes, ellipsoids too)."""
     n = n_bodies
     patch_pairs = pair_capacity if patches else 0
     c = contact_capacity
@@ -184,7 +186,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         pair_a=np.zeros(pair_capacity, dtype=np.int64), pair_b=np.zeros(pair_capacity, dtype=np.int64),
         pair_depth=np.zeros(pair_capacity), pair_normal=np.zeros((pair_capacity, 3)),
         pair_point=np.zeros((pair_capacity, 3)), pair_witness=np.zeros((pair_capacity, 3)),
-        pair_patch=np.zeros((patch_pairs, PATCH - 1, 4)), pair_patch_count=np.zeros(patch_pairs, dtype=np.int64),
+        pair_patch=np.zeros((patch_pairs, PATCH - 1, 4)), pair_patch_count=np.zeros(pair_capacity, dtype=np.int64),
         body_energy=np.zeros(n), pair_origin=np.zeros((n, 3)), pair_extent=np.zeros((n, 3)), pair_list=np.zeros(2, dtype=np.int64),
         moved_body=np.zeros(n, dtype=np.int64), body_moved=np.zeros(n, dtype=np.bool_),
         contact_a=np.zeros(c, dtype=np.int64), contact_b=np.zeros(c, dtype=np.int64),

@@ -1,7 +1,7 @@
 """The substep: eight named phases, each a function of (model, state, ws, settings, h), timed at its call site.
 
-The narrow phase and position correction also take the bodies' shapes (None where all are ellipsoids),
-the narrow phase the mesh colliders (None there too).
+The narrow phase and position correction also take the bodies' shapes, the narrow phase the mesh colliders
+(Simulation gives both in every scene it runs here; None is also accepted, as numba's branch pruning allows).
 
 1. forces               forces.py: gravity, damping, force objects (particles/targets.py), kinematic
                         tracks; body frames and bounding boxes
@@ -130,8 +130,7 @@ def broad_phase(model, state, ws, settings, h):
 def narrow_phase(model, state, ws, settings, h, shapes, meshes):
     """Phase 3: depth, normal and point of each touching pair into ws.contact_*; the count in ws.counters[CONTACTS].
 
-    ``shapes``: the bodies' BodyShapes and ``meshes`` the MeshColliders, or both None in scenes of
-    ellipsoids only.
+    ``shapes``: the bodies' BodyShapes and ``meshes`` the MeshColliders (both may be None: ellipsoids only).
     """
     n_pairs = ws.counters[PAIRS]
     n_contacts = collide(model, state, ws, n_pairs, n_pairs < settings.serial_below, shapes, meshes)
@@ -330,9 +329,10 @@ def run_substeps(model, state, ws, settings, h, substeps, targets, rope_model=No
 
     A scene without ropes (or particles) passes None for their model and state: numba prunes a branch on
     an argument that is None before it compiles, so such a scene never compiles the rope (particle) kernels.
-    Likewise ``shapes`` (model.py's BodyShapes) and ``meshes`` (model.py's MeshColliders, empty in scenes
-    without mesh colliders) are None in scenes of ellipsoids only. ``targets`` (particles/targets.py), the
-    force objects on bodies and ropes, is always given, empty where there are none.
+    ``shapes`` (model.py's BodyShapes) and ``meshes`` (model.py's MeshColliders, empty in scenes without mesh
+    colliders) are given in scenes of ellipsoids only and in scenes without bodies too, so that all share one
+    compiled narrow phase (None still compiles, for kernels called directly). ``targets`` (particles/targets.py),
+    the force objects on bodies and ropes, is always given, empty where there are none.
     """
     for substep in range(substeps):
         ws.counters[SUBSTEPS_DONE] = substep

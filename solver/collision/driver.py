@@ -619,7 +619,7 @@ def collide(model, state, ws, n_pairs, serial, shapes=None, meshes=None):
     that runs out reports an overflow, and the caller grows the buffers.
     With ``serial`` both run in the calling thread, as one chunk each: the
     same contacts in the same order. ``shapes``: the bodies' BodyShapes and ``meshes`` the
-    MeshColliders, both None if all are ellipsoids and there are no mesh colliders.
+    MeshColliders; Simulation gives both in every scene, ellipsoids only too (None compiles another variant).
     """
     n = model.n_bodies
     if serial:
