@@ -49,6 +49,20 @@ def extension_zip(checkout_kernels):  # started first, so the two one-core compi
     return zips[0]
 
 
+NUMBA_TARGET = ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")
+
+
+@pytest.fixture(autouse=True)
+def numba_target_left_as_it_was():
+    """No test may leave numba's CPU target set in this process (addon/runtime.py sets it when it takes the
+    prebuilt cache): every later subprocess would inherit it, miss the cache made for this CPU and compile the
+    solver again, minutes each."""
+    before = {name: os.environ.get(name) for name in NUMBA_TARGET}
+    yield
+    after = {name: os.environ.get(name) for name in NUMBA_TARGET}
+    assert after == before, f"a test changed numba's CPU target from {before} to {after}"
+
+
 def blender_env(user_dir):
     env = dict(os.environ)
     env["HOME"] = str(user_dir / "home")

@@ -28,8 +28,11 @@ def shipped(tmp_path, monkeypatch):
     kernels.mkdir(parents=True)
     (kernels / "gjk.support-10.py311.nbi").write_bytes(b"index")
     pre.write_manifest(str(source), fields, {"ellipsoids": 3})
-    monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
-    monkeypatch.delenv("NUMBA_CPU_FEATURES", raising=False)
+    for name in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES"):
+        # install_prebuilt_cache sets the target in os.environ; delenv of an absent variable records nothing to
+        # undo, so set it first: teardown then removes what the test set
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     return source, fields
 
 
