@@ -8,39 +8,55 @@ from .model import DYNAMIC, KINEMATIC
 from .tracks import track_pose
 
 
-@njit(**JIT_PARALLEL)
+@njit(**JIT)
 def update_body_frames(model, state, ws, margin, h, serial):
     """Rotation, shape matrix, world inverse inertia, reach and AABB of every body (parallel chunks).
 
     The reach is the margin plus how far the body's surface can move in h
     (linear speed plus angular speed times its largest semi-axis). With
-    ``serial``, all in the calling thread.
+    ``serial``, all in the calling thread. The parallel loop takes arrays, not the tuples: a prange loop
+    over a tuple of many arrays compiles several times slower (docs/numba.md).
     """
-    n = model.n_bodies
+    _body_frames_chunks(model.semi_axes, model.inv_inertia_local, model.bounding_radius, state.orientation,
+                        state.linear_velocity, state.angular_velocity, ws.rotation, ws.shape, ws.inv_inertia_world,
+                        ws.reach, ws.turn, ws.half_extent, margin, h, serial)
+
+
+@njit(**JIT_PARALLEL)
+def _body_frames_chunks(semi_axes, inv_inertia_local, bounding_radius, orientation, linear_velocity,
+                        angular_velocity, rotation, shape, inv_inertia_world, reach, turn, half_extent, margin, h,
+                        serial):
+    """update_body_frames in parallel chunks of bodies."""
+    n = semi_axes.shape[0]
     if serial:
-        _body_frames_range(model, state, ws, margin, h, ZERO, n)
+        _body_frames_range(semi_axes, inv_inertia_local, bounding_radius, orientation, linear_velocity,
+                           angular_velocity, rotation, shape, inv_inertia_world, reach, turn, half_extent, margin, h,
+                           ZERO, n)
         return
     chunks = min(n, PARALLEL_CHUNKS)
     for k in prange(chunks):
-        _body_frames_range(model, state, ws, margin, h, k * n // chunks, (k + 1) * n // chunks)
+        _body_frames_range(semi_axes, inv_inertia_local, bounding_radius, orientation, linear_velocity,
+                           angular_velocity, rotation, shape, inv_inertia_world, reach, turn, half_extent, margin, h,
+                           k * n // chunks, (k + 1) * n // chunks)
 
 
 @njit(**JIT)
-def _body_frames_range(model, state, ws, margin, h, start, end):
+def _body_frames_range(semi_axes, inv_inertia_local, bounding_radius, orientation, linear_velocity, angular_velocity,
+                       rotation, shape, inv_inertia_world, reach, turn, half_extent, margin, h, start, end):
     for i in range(start, end):
-        quat_to_matrix(state.orientation[i], ws.rotation[i])
-        shape_matrix(ws.rotation[i], model.semi_axes[i], ws.shape[i])
-        world_inverse_inertia(ws.rotation[i], model.inv_inertia_local[i], ws.inv_inertia_world[i])
-        v = state.linear_velocity[i]
-        w = state.angular_velocity[i]
+        quat_to_matrix(orientation[i], rotation[i])
+        shape_matrix(rotation[i], semi_axes[i], shape[i])
+        world_inverse_inertia(rotation[i], inv_inertia_local[i], inv_inertia_world[i])
+        v = linear_velocity[i]
+        w = angular_velocity[i]
         spin = norm3(w[0], w[1], w[2])
-        speed = norm3(v[0], v[1], v[2]) + spin * model.bounding_radius[i]
-        reach = margin + speed * h
+        speed = norm3(v[0], v[1], v[2]) + spin * bounding_radius[i]
+        body_reach = margin + speed * h
         # a body going non-finite is reported by the integrate phase; its box must not swallow the others
-        ws.reach[i] = reach if np.isfinite(reach) else margin
-        ws.turn[i] = spin * h if np.isfinite(spin) else 0.0
+        reach[i] = body_reach if np.isfinite(body_reach) else margin
+        turn[i] = spin * h if np.isfinite(spin) else 0.0
         for k in range(3):
-            ws.half_extent[i, k] = np.sqrt(ws.shape[i, k, k]) + ws.reach[i]
+            half_extent[i, k] = np.sqrt(shape[i, k, k]) + reach[i]
 
 
 @njit(**JIT)

@@ -14,20 +14,36 @@ from .math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, mat_vec, norm3, quat_to_
 from .model import DYNAMIC, KINEMATIC
 
 
-@njit(**JIT_PARALLEL)
+@njit(**JIT)
 def integrate_positions(model, state, ws, h, serial):
     """Move bodies by real plus split-impulse velocities; rotate conserving angular momentum.
 
     Bodies are independent: parallel chunks, each with its own scratch matrices
-    (with ``serial``, one chunk in the calling thread).
+    (with ``serial``, one chunk in the calling thread). The parallel loop takes arrays, not the tuples: a
+    prange loop over a tuple of many arrays compiles several times slower (docs/numba.md).
     """
-    n = model.n_bodies
+    _integrate_chunks(model.body_kind, model.inertia_local, model.inv_inertia_local, model.bounding_radius,
+                      model.mass, state.position, state.orientation, state.linear_velocity, state.angular_velocity,
+                      ws.pseudo_linear, ws.pseudo_angular, ws.start_position, ws.start_orientation, ws.body_travel,
+                      ws.rotation, ws.body_energy, h, serial)
+
+
+@njit(**JIT_PARALLEL)
+def _integrate_chunks(body_kind, inertia, inv_inertia, radius, mass, position, orientation, linear, angular,
+                      pseudo_linear, pseudo_angular, start_position, start_orientation, travel, frames, energy, h,
+                      serial):
+    """integrate_positions in parallel chunks of bodies."""
+    n = body_kind.shape[0]
     if serial:
-        _integrate_range(model, state, ws, h, ZERO, n)
+        _integrate_range(body_kind, inertia, inv_inertia, radius, mass, position, orientation, linear, angular,
+                         pseudo_linear, pseudo_angular, start_position, start_orientation, travel, frames, energy, h,
+                         ZERO, n)
         return
     chunks = min(n, PARALLEL_CHUNKS)
     for k in prange(chunks):
-        _integrate_range(model, state, ws, h, k * n // chunks, (k + 1) * n // chunks)
+        _integrate_range(body_kind, inertia, inv_inertia, radius, mass, position, orientation, linear, angular,
+                         pseudo_linear, pseudo_angular, start_position, start_orientation, travel, frames, energy, h,
+                         k * n // chunks, (k + 1) * n // chunks)
 
 
 @njit(**JIT, inline="always")
@@ -40,25 +56,11 @@ def inverse_inertia_times(rotation, inv_inertia_local, i, x, y, z):
 
 
 @njit(**JIT)
-def _integrate_range(model, state, ws, h, start, end):
-    """Bodies start..end. Arrays are taken out of the tuples once and rows read by index: views and
-    helpers that take arrays and branch leave numba's (atomic, contended) reference counting in the loop."""
-    position = state.position
-    orientation = state.orientation
-    linear = state.linear_velocity
-    angular = state.angular_velocity
-    pseudo_linear = ws.pseudo_linear
-    pseudo_angular = ws.pseudo_angular
-    start_position = ws.start_position
-    start_orientation = ws.start_orientation
-    travel = ws.body_travel
-    frames = ws.rotation
-    energy = ws.body_energy
-    body_kind = model.body_kind
-    inertia = model.inertia_local
-    inv_inertia = model.inv_inertia_local
-    radius = model.bounding_radius
-    mass = model.mass
+def _integrate_range(body_kind, inertia, inv_inertia, radius, mass, position, orientation, linear, angular,
+                     pseudo_linear, pseudo_angular, start_position, start_orientation, travel, frames, energy, h,
+                     start, end):
+    """Bodies start..end, rows read by index: views and helpers that take arrays and branch leave numba's
+    (atomic, contended) reference counting in the loop."""
     rotation = np.empty((3, 3))
     q = np.empty(4)
     for i in range(start, end):
