@@ -183,28 +183,29 @@ def _deepest(patch, count):
 
 
 @njit(**JIT)
-def _pair_results(ws):
-    """The arrays _collide_shape_pair writes: ws.pair_witness, pair_normal, pair_depth, pair_point, pair_patch,
-    pair_patch_count."""
-    return ws.pair_witness, ws.pair_normal, ws.pair_depth, ws.pair_point, ws.pair_patch, ws.pair_patch_count
-
-
-@njit(**JIT)
 def _contact_buffers(ws):
     """The arrays _emit writes: ws.contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth."""
     return ws.contact_a, ws.contact_b, ws.contact_key, ws.contact_normal, ws.contact_point, ws.contact_depth
 
 
 @njit(**JIT)
-def _collide_shape_pair(position, rotation, reach_of, shapes, results, p, i, j, hx, hy, hz, touching, scratch):
-    """Pair p of bodies i < j, one of them not an ellipsoid: its contact patch into results (_pair_results).
+def _pair_arrays(ws):
+    """The pair list and its results: ws.pair_a, pair_b, pair_witness, pair_depth, pair_normal, pair_point,
+    pair_patch, pair_patch_count."""
+    return (ws.pair_a, ws.pair_b, ws.pair_witness, ws.pair_depth, ws.pair_normal, ws.pair_point, ws.pair_patch,
+            ws.pair_patch_count)
+
+
+@njit(**JIT)
+def _collide_shape_pair(position, rotation, reach_of, shapes, pairs, p, i, j, hx, hy, hz, touching, scratch):
+    """Pair p of bodies i < j, one of them not an ellipsoid: its contact patch into ``pairs`` (_pair_arrays).
 
     (hx, hy, hz) is the normal to start from (unit), the pair's normal of last substep where ``touching``.
     Leaves pair_depth at -inf where they stay apart. It takes arrays, not the workspace: a call that passed
     the workspace's 78 arrays cost more than a box pair's distance and patch together (1.2 us of 4).
     """
     kinds, params, positions, rotations, patch_scratch, patch, search_scratch = scratch
-    witness, pair_normal, pair_depth, pair_point, pair_patch_points, pair_patch_count = results
+    _, _, witness, pair_depth, pair_normal, pair_point, pair_patch_points, pair_patch_count = pairs
     reach_a = reach_of[i]
     reach_b = reach_of[j]
     reach = reach_a + reach_b
@@ -262,39 +263,25 @@ def _collide_shape_pair(position, rotation, reach_of, shapes, results, p, i, j, 
 
 
 @njit(**JIT)
-def _collide_pair_range(model, state, ws, start, end, shapes):
-    """Depth, normal and point of pairs start..end into ws.pair_depth/normal/point (-inf: no contact).
+def _collide_pair_range(stride, position, rotation, shape, reach_of, axes, bounding_radius, cache_key, cache_normal,
+                        pairs, start, end, shapes):
+    """Depth, normal and point of pairs start..end into ``pairs`` (_pair_arrays; depth -inf: no contact).
 
-    Rows are read by index, not as views like position[i] (see sym_at); only the rare paths take views.
+    ``cache_key``: the warm-start cache's keys in use. Rows are read by index, not as views like position[i] (see
+    sym_at); only the rare paths take views.
     """
-    n = model.n_bodies
-    stride = n + model.static_material.shape[0]
-    position = state.position
-    shape = ws.shape
-    rotation = ws.rotation
-    reach_of = ws.reach
-    witness = ws.pair_witness
-    pair_a = ws.pair_a
-    pair_b = ws.pair_b
-    pair_depth = ws.pair_depth
-    pair_normal = ws.pair_normal
-    pair_point = ws.pair_point
-    axes = model.semi_axes
-    bounding_radius = model.bounding_radius
-    cache_count = state.cache_count[0]
-    cache_key = state.cache_key
-    cache_normal = state.cache_normal
+    pair_a, pair_b, witness, pair_depth, pair_normal, pair_point, _, pair_patch_count = pairs
+    cache_count = cache_key.shape[0]
     normal = np.empty(3)
     sep_scratch, sep_chain, sep_lengths, sep_remainder = new_separation_scratch()
     shape_scratch = _shape_pair_scratch()
-    shape_results = _pair_results(ws)
     # pair keys rise through the range and the cache is sorted: one search, then a merge walk
-    cursor = (np.searchsorted(cache_key[:cache_count], (pair_a[start] * stride + pair_b[start]) * PATCH)
+    cursor = (np.searchsorted(cache_key, (pair_a[start] * stride + pair_b[start]) * PATCH)
               if end > start else 0)
     for p in range(start, end):
         pair_depth[p] = -np.inf
         if shapes is not None:
-            ws.pair_patch_count[p] = 0
+            pair_patch_count[p] = 0
         i = pair_a[p]
         j = pair_b[p]
         dx = position[j, 0] - position[i, 0]
@@ -319,7 +306,7 @@ def _collide_pair_range(model, state, ws, start, end, shapes):
                 else:
                     distance = np.sqrt(dx * dx + dy * dy + dz * dz)
                     hx, hy, hz = (dx / distance, dy / distance, dz / distance) if distance > 0.0 else (0.0, 0.0, 1.0)
-                _collide_shape_pair(position, rotation, reach_of, shapes, shape_results, p, i, j, hx, hy, hz, cached,
+                _collide_shape_pair(position, rotation, reach_of, shapes, pairs, p, i, j, hx, hy, hz, cached,
                                     shape_scratch)
                 continue
         if cached:
@@ -388,18 +375,19 @@ def _collide_pair_range(model, state, ws, start, end, shapes):
 
 
 @njit(**JIT_PARALLEL)
-def _collide_pairs(model, state, ws, n_pairs, shapes):
-    """All body pairs, in parallel chunks (each pair's result has its own slot, so chunking changes nothing)."""
+def _collide_pairs(stride, position, rotation, shape, reach, axes, bounding_radius, cache_key, cache_normal, pairs,
+                   n_pairs, shapes, serial):
+    """All body pairs, in parallel chunks (each pair's result has its own slot, so chunking changes nothing); with
+    ``serial``, in the calling thread. Arrays, not the model and workspace: a prange loop over a tuple of many
+    arrays compiles several times slower (docs/numba.md)."""
+    if serial:
+        _collide_pair_range(stride, position, rotation, shape, reach, axes, bounding_radius, cache_key,
+                            cache_normal, pairs, ZERO, n_pairs, shapes)
+        return
     chunks = min(n_pairs, PARALLEL_CHUNKS)
     for chunk in prange(chunks):
-        _collide_pair_range(model, state, ws, chunk * n_pairs // chunks, (chunk + 1) * n_pairs // chunks, shapes)
-
-
-@njit(**JIT)
-def _static_colliders(model):
-    """The static colliders' arrays _emit_shape_statics reads: kind, point, normal, u, v, size."""
-    return (model.static_kind, model.static_point, model.static_normal, model.static_u, model.static_v,
-            model.static_size)
+        _collide_pair_range(stride, position, rotation, shape, reach, axes, bounding_radius, cache_key,
+                            cache_normal, pairs, chunk * n_pairs // chunks, (chunk + 1) * n_pairs // chunks, shapes)
 
 
 @njit(**JIT)
@@ -407,7 +395,7 @@ def _emit_shape_statics(statics, n, stride, position, rotation, turn, shape, rea
                         scratch, patch):
     """Contacts of body i (not an ellipsoid) with the planes and walls, from slot count on; the next slot or -1.
 
-    ``statics``: _static_colliders; ``contacts``: _contact_buffers; ``shape``: the bounding ellipsoids' matrices.
+    ``statics`` and ``contacts``: as _emit_inputs gives them; ``shape``: the bounding ellipsoids' matrices.
     Arrays, not the model and workspace, for the reason _collide_shape_pair gives: it runs once a body.
     Tubes hold ellipsoids only (Simulation refuses other shapes in scenes with tubes).
     """
@@ -476,41 +464,21 @@ def _emit_mesh_contacts(n, stride, position, rotation, shape, reach_of, bounding
 
 
 @njit(**JIT)
-def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, stop, shapes, meshes):
+def _emit_body_range(stride, bodies, statics, pairs, contacts, n_pairs, first_body, end_body, start, stop, shapes,
+                     meshes):
     """Contacts of bodies first_body..end_body into contact slots start..stop, in key order.
 
     Each body's pairs (i, j), j increasing, come first, then its static
     colliders, then the mesh colliders' triangles (``meshes``: None where ``shapes`` is).
-    Returns the slot after the last contact, or -1 if the slots ran out.
+    The arrays come in the tuples of _emit_inputs. Returns the slot after the last contact, or -1 if the slots ran
+    out.
     """
-    n = model.n_bodies
-    static_kind = model.static_kind
-    static_point = model.static_point
-    static_normal = model.static_normal
+    position, rotation, shape, reach, turn, inv_mass, bounding_radius = bodies
+    static_kind, static_point, static_normal, static_u, static_v, static_size = statics
+    pair_a, pair_b, _, pair_depth, pair_normal, pair_point, pair_patch, pair_patch_count = pairs
+    contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth = contacts
+    n = position.shape[0]
     n_static = static_kind.shape[0]
-    stride = n + model.static_material.shape[0]
-    position = state.position
-    shape = ws.shape
-    reach = ws.reach
-    pair_a = ws.pair_a
-    pair_b = ws.pair_b
-    pair_depth = ws.pair_depth
-    pair_normal = ws.pair_normal
-    pair_point = ws.pair_point
-    contact_a = ws.contact_a
-    contact_b = ws.contact_b
-    contact_key = ws.contact_key
-    contact_normal = ws.contact_normal
-    contact_point = ws.contact_point
-    contact_depth = ws.contact_depth
-    inv_mass = model.inv_mass
-    static_u = model.static_u
-    static_v = model.static_v
-    static_size = model.static_size
-    bounding_radius = model.bounding_radius
-    rotation = ws.rotation
-    statics = _static_colliders(model)
-    contacts = _contact_buffers(ws)
     scratch = np.empty(6)
     patch_scratch = new_patch_scratch()
     patch = np.empty((PATCH, 4))
@@ -534,10 +502,10 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
                       pair_point[p, 0], pair_point[p, 1], pair_point[p, 2], pair_depth[p])
                 count += 1
                 if shapes is not None:
-                    for k in range(ws.pair_patch_count[p]):
+                    for k in range(pair_patch_count[p]):
                         if count >= stop:
                             return -1
-                        extra = ws.pair_patch[p, k]
+                        extra = pair_patch[p, k]
                         _emit(contact_a, contact_b, contact_key, contact_normal, contact_point, contact_depth, count,
                               i, pair_b[p], key + 1 + k, pair_normal[p, 0], pair_normal[p, 1], pair_normal[p, 2],
                               extra[0], extra[1], extra[2], extra[3])
@@ -548,7 +516,7 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
             continue
         if shapes is not None:
             if shapes.kind[i] != ELLIPSOID:
-                count = _emit_shape_statics(statics, n, stride, position, rotation, ws.turn, shape, reach, shapes,
+                count = _emit_shape_statics(statics, n, stride, position, rotation, turn, shape, reach, shapes,
                                             contacts, i, count, stop, patch_scratch, patch)
                 if count < 0:
                     return -1
@@ -589,14 +557,35 @@ def _emit_body_range(model, state, ws, n_pairs, first_body, end_body, start, sto
 
 
 @njit(**JIT_PARALLEL)
-def _emit_in_chunks(model, state, ws, n_pairs, chunk_end, shapes, meshes):
-    """Chunk k of the bodies writes its contacts into the k-th equal share of the contact buffers, in parallel."""
-    n = model.n_bodies
-    capacity = ws.contact_key.shape[0]
+def _emit_in_chunks(stride, bodies, statics, pairs, contacts, n_pairs, chunk_end, shapes, meshes):
+    """Chunk k of the bodies writes its contacts into the k-th equal share of the contact buffers, in parallel (one
+    chunk: in the calling thread). Small tuples of the arrays it uses, not the model and workspace (see
+    _collide_pairs)."""
+    n = bodies[0].shape[0]
+    capacity = contacts[0].shape[0]
     chunks = chunk_end.shape[0]
+    if chunks == 1:
+        chunk_end[0] = _emit_body_range(stride, bodies, statics, pairs, contacts, n_pairs, ZERO, n, ZERO, capacity,
+                                        shapes, meshes)
+        return
     for k in prange(chunks):
-        chunk_end[k] = _emit_body_range(model, state, ws, n_pairs, k * n // chunks, (k + 1) * n // chunks,
-                                        k * capacity // chunks, (k + 1) * capacity // chunks, shapes, meshes)
+        chunk_end[k] = _emit_body_range(stride, bodies, statics, pairs, contacts, n_pairs, k * n // chunks,
+                                        (k + 1) * n // chunks, k * capacity // chunks, (k + 1) * capacity // chunks,
+                                        shapes, meshes)
+
+
+@njit(**JIT)
+def _emit_inputs(model, state, ws):
+    """What _emit_body_range reads and writes besides the shapes: (stride, bodies, statics, pairs, contacts).
+
+    stride: bodies plus static colliders (contact keys); bodies: position, rotation, shape, reach, turn, inv_mass,
+    bounding_radius; statics: the planes' and walls' kind, point, normal, u, v, size; pairs: _pair_arrays;
+    contacts: _contact_buffers."""
+    stride = model.n_bodies + model.static_material.shape[0]
+    bodies = (state.position, ws.rotation, ws.shape, ws.reach, ws.turn, model.inv_mass, model.bounding_radius)
+    statics = (model.static_kind, model.static_point, model.static_normal, model.static_u, model.static_v,
+               model.static_size)
+    return stride, bodies, statics, _pair_arrays(ws), _contact_buffers(ws)
 
 
 def load_emit(model, state, ws, shapes=None, meshes=None):
@@ -606,7 +595,9 @@ def load_emit(model, state, ws, shapes=None, meshes=None):
     process that compiles loads the callee's own first; one that loads from the cache, the first kernel's, and
     the copy in collide's parallel emit ran at half the speed of the callee's own (docs/numba.md).
     """
-    _emit_body_range(model, state, ws, 0, ZERO, ZERO, ZERO, ws.contact_key.shape[0], shapes, meshes)
+    stride, bodies, statics, pairs, contacts = _emit_inputs(model, state, ws)
+    _emit_body_range(stride, bodies, statics, pairs, contacts, 0, ZERO, ZERO, ZERO, contacts[0].shape[0], shapes,
+                     meshes)
 
 
 @njit(**JIT)
@@ -622,18 +613,12 @@ def collide(model, state, ws, n_pairs, serial, shapes=None, meshes=None):
     MeshColliders; Simulation gives both in every scene, ellipsoids only too (None compiles another variant).
     """
     n = model.n_bodies
-    if serial:
-        _collide_pair_range(model, state, ws, ZERO, n_pairs, shapes)
-        chunks = 1
-    else:
-        _collide_pairs(model, state, ws, n_pairs, shapes)
-        chunks = max(1, min(PARALLEL_CHUNKS, n))
-    chunk_end = np.empty(chunks, dtype=np.int64)
-    if serial:
-        chunk_end[0] = _emit_body_range(model, state, ws, n_pairs, ZERO, n, ZERO, ws.contact_key.shape[0], shapes,
-                                       meshes)
-    else:
-        _emit_in_chunks(model, state, ws, n_pairs, chunk_end, shapes, meshes)
+    stride, bodies, statics, pairs, contacts = _emit_inputs(model, state, ws)
+    _collide_pairs(stride, state.position, ws.rotation, ws.shape, ws.reach, model.semi_axes, model.bounding_radius,
+                   state.cache_key[:state.cache_count[0]], state.cache_normal, pairs, n_pairs, shapes, serial)
+    chunk_end = np.empty(1 if serial else max(1, min(PARALLEL_CHUNKS, n)), dtype=np.int64)
+    _emit_in_chunks(stride, bodies, statics, pairs, contacts, n_pairs, chunk_end, shapes, meshes)
+    chunks = chunk_end.shape[0]
     # pack the shares: each moves left (or stays), so a forward copy never overwrites unread contacts
     capacity = ws.contact_key.shape[0]
     count = 0

@@ -118,7 +118,7 @@ def order_bucket_count(slabs, contact_capacity):
     return (slabs + 1) * (contact_capacity // BLOCK + 1) * COLOURS + 1
 
 
-@njit(**JIT_PARALLEL)
+@njit(**JIT)
 def order_contacts(contact_a, contact_b, contact_key, n_contacts, dynamic, slabs, cache_key, cache_count, ws, serial):
     """Slot of every contact: grouped by class (slabs, then boundary), in blocks, colour order inside a block.
 
@@ -129,45 +129,53 @@ def order_contacts(contact_a, contact_b, contact_key, n_contacts, dynamic, slabs
     The classes touch disjoint colour state (a slab's bodies; the boundary
     keeps its own column) and disjoint counters, so the slabs are coloured and
     placed in parallel and the boundary after them; the result does not depend
-    on the thread count, nor on ``serial`` (all in the calling thread).
+    on the thread count, nor on ``serial`` (all in the calling thread). The parallel loops take arrays, not the
+    workspace: a prange loop over a tuple of many arrays compiles several times slower (docs/numba.md).
     """
+    _order_in_chunks(contact_a, contact_b, contact_key, n_contacts, dynamic, slabs, cache_key, cache_count,
+                     ws.body_slab, ws.contact_class, ws.body_colours, ws.body_colour_block, ws.order_counts,
+                     ws.slab_start, ws.solve_body, ws.contact_slot, ws.slot_contact, ws.slot_a, ws.slot_b,
+                     ws.slot_cache, serial)
+
+
+@njit(**JIT_PARALLEL)
+def _order_in_chunks(contact_a, contact_b, contact_key, n_contacts, dynamic, slabs, cache_key, cache_count, body_slab,
+                     contact_class, body_colours, body_colour_block, counts, slab_start, solve_body, contact_slot,
+                     slot_contact, slot_a, slot_b, slot_cache, serial):
+    """order_contacts on the workspace's arrays."""
     n_classes = slabs + 1
     blocks = n_contacts // BLOCK + 1  # per class, at most
-    bucket = ws.contact_slot  # holds each contact's bucket until the slots are known
-    counts = ws.order_counts
-    _clear_order(ws.body_colour_block, counts, n_classes * blocks * COLOURS + 1)
+    bucket = contact_slot  # holds each contact's bucket until the slots are known
+    _clear_order(body_colour_block, counts, n_classes * blocks * COLOURS + 1)
     if serial:
-        _classify_range(ZERO, n_contacts, contact_a, contact_b, dynamic, slabs, ws.body_slab, ws.contact_class)
+        _classify_range(ZERO, n_contacts, contact_a, contact_b, dynamic, slabs, body_slab, contact_class)
         for k in range(slabs):
-            _colour_class(k, slabs, blocks, n_contacts, contact_a, contact_b, dynamic, ws.contact_class,
-                          ws.body_colours, ws.body_colour_block, bucket, counts)
+            _colour_class(k, slabs, blocks, n_contacts, contact_a, contact_b, dynamic, contact_class, body_colours,
+                          body_colour_block, bucket, counts)
     else:
         chunks = min(n_contacts, PARALLEL_CHUNKS)
         for k in prange(chunks):
             _classify_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, contact_a, contact_b, dynamic,
-                            slabs, ws.body_slab, ws.contact_class)
+                            slabs, body_slab, contact_class)
         for k in prange(slabs):
-            _colour_class(k, slabs, blocks, n_contacts, contact_a, contact_b, dynamic, ws.contact_class,
-                          ws.body_colours, ws.body_colour_block, bucket, counts)
-    _colour_class(slabs, slabs, blocks, n_contacts, contact_a, contact_b, dynamic, ws.contact_class,
-                  ws.body_colours, ws.body_colour_block, bucket, counts)
+            _colour_class(k, slabs, blocks, n_contacts, contact_a, contact_b, dynamic, contact_class, body_colours,
+                          body_colour_block, bucket, counts)
+    _colour_class(slabs, slabs, blocks, n_contacts, contact_a, contact_b, dynamic, contact_class, body_colours,
+                  body_colour_block, bucket, counts)
     for k in range(n_classes * blocks * COLOURS):
         counts[k + 1] += counts[k]
     for k in range(n_classes + 1):
-        ws.slab_start[k] = counts[k * blocks * COLOURS]
+        slab_start[k] = counts[k * blocks * COLOURS]
     if serial:
         for k in range(slabs):
-            _place_class(k, n_contacts, contact_a, contact_b, contact_key, cache_key, cache_count, ws.contact_class,
-                         ws.solve_body, bucket, counts, ws.contact_slot, ws.slot_contact, ws.slot_a, ws.slot_b,
-                         ws.slot_cache)
+            _place_class(k, n_contacts, contact_a, contact_b, contact_key, cache_key, cache_count, contact_class,
+                         solve_body, bucket, counts, contact_slot, slot_contact, slot_a, slot_b, slot_cache)
     else:
         for k in prange(slabs):
-            _place_class(k, n_contacts, contact_a, contact_b, contact_key, cache_key, cache_count, ws.contact_class,
-                         ws.solve_body, bucket, counts, ws.contact_slot, ws.slot_contact, ws.slot_a, ws.slot_b,
-                         ws.slot_cache)
-    _place_class(slabs, n_contacts, contact_a, contact_b, contact_key, cache_key, cache_count, ws.contact_class,
-                 ws.solve_body, bucket, counts, ws.contact_slot, ws.slot_contact, ws.slot_a, ws.slot_b,
-                 ws.slot_cache)
+            _place_class(k, n_contacts, contact_a, contact_b, contact_key, cache_key, cache_count, contact_class,
+                         solve_body, bucket, counts, contact_slot, slot_contact, slot_a, slot_b, slot_cache)
+    _place_class(slabs, n_contacts, contact_a, contact_b, contact_key, cache_key, cache_count, contact_class,
+                 solve_body, bucket, counts, contact_slot, slot_contact, slot_a, slot_b, slot_cache)
 
 
 @njit(**JIT)

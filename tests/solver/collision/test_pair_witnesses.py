@@ -24,10 +24,11 @@ def test_pair_witnesses_only_reject_pairs_that_could_not_touch():
         width = np.sqrt(np.einsum("pi,pij,pj->p", w, ws.shape[a], w)) + np.sqrt(np.einsum("pi,pij,pj->p", w, ws.shape[b], w))
         gap = width - np.einsum("pi,pi->p", sim._bodies.position[b] - sim._bodies.position[a], w)
         proven_apart = witnessed & (gap < -(ws.reach[a] + ws.reach[b]))
-        count = collide(sim.model, sim._bodies, ws, n_pairs, False)
+        # the shapes Simulation hands the compiled loop: the test then runs the narrow phase it compiled
+        count = collide(sim.model, sim._bodies, ws, n_pairs, False, sim._kernel_shapes, sim._kernel_meshes)
         with_witnesses = [getattr(ws, f)[:count].copy() for f in fields]
         ws.pair_witness[:] = 0.0
-        assert collide(sim.model, sim._bodies, ws, n_pairs, False) == count
+        assert collide(sim.model, sim._bodies, ws, n_pairs, False, sim._kernel_shapes, sim._kernel_meshes) == count
         for name, found in zip(fields, with_witnesses):
             np.testing.assert_array_equal(getattr(ws, name)[:count], found, err_msg=f"{name} after {steps} steps")
         assert proven_apart.sum() > 0.1 * n_pairs  # the filter had work to do
