@@ -129,7 +129,17 @@ def main():
     return 0
 
 
-if __name__ == "__main__":
-    code = main()
+def exit_process(code):
+    """Exit with ``code``. bpy 4.2 as a Python module crashes in its own exit handler once any property with an
+    update callback was registered, as the add-on's are (a PropertyGroup of one such property is enough; 4.4 and 5.0
+    exit cleanly): there the process ends after flushing, without Python's finalisation. Inside Blender
+    (``blender -b``) it exits as usual."""
     sys.stdout.flush()
+    sys.stderr.flush()
+    if not bpy.app.binary_path and bpy.app.version < (4, 4, 0):
+        os._exit(code)
     sys.exit(code)
+
+
+if __name__ == "__main__":
+    exit_process(main())

@@ -151,10 +151,15 @@ def test_a_particle_systems_gravity_weight_is_kept(fields):
     np.testing.assert_allclose(emitted, np.tile(0.25 * 0.5 * g, (len(emitted), 1)), rtol=1e-9)
 
 
-def test_a_point_clouds_points_radii_and_velocities_are_read_in_world_space(fields):
+@pytest.fixture(scope="module")
+def point_cloud(scenario):
+    return scenario("particle_point_cloud")
+
+
+def test_a_point_clouds_points_radii_and_velocities_are_read_in_world_space(point_cloud):
     """Its positions, radii and 'velocity' attribute are in its own axes and units: scaled by 2 into the world's."""
-    cloud = fields["cloud"]
-    assert fields["add_cloud"] == ["FINISHED"] and cloud["source"] == "POINT_CLOUD"
+    cloud = point_cloud["cloud"]
+    assert point_cloud["add_cloud"] == ["FINISHED"] and cloud["source"] == "POINT_CLOUD"
     group = cloud["group"]
     assert group["name"] == "Points"
     matrix = np.array(cloud["matrix"])
