@@ -19,7 +19,7 @@ import traceback
 import numpy as np
 
 from ..solver.precompile import CompileWatcher
-from .particle_bake import local_positions
+from .point_cache import local_positions
 from .resume import joined
 
 
@@ -39,7 +39,7 @@ class FinishedFrames:
     thread reads only frames below ``count``, which are never written again, so neither side waits for the
     other. Particle positions can be many (a million particles are 12 MB a frame), so they are kept as float32
     in the axes their display plays them (world axes for particles, a soft body's object axes:
-    particle_bake.local_positions, as its bake writes them), every ``particle_stride`` frames within
+    point_cache.local_positions, as its bake writes them), every ``particle_stride`` frames within
     PARTICLE_BUDGET bytes; the newest frame is kept besides in a buffer that the worker fills under a lock and
     the main thread only tries to take (`particles`), so a preview follows the run even when frames between
     are not kept.

@@ -24,24 +24,6 @@ from . import keyframes_compat, particle_display, point_cache
 CACHE_MODIFIER = "Quadric Cache"
 
 
-def local_positions(binding, positions, first=0):
-    """Recorded world positions (F, n, 3) of frames first, first + 1, ... (or (n, 3) of frame ``first``) in the
-    axes the cache plays them in: the soft body's object axes (at each frame where the binding has a matrix per
-    frame, else at the first), world axes for particles (their object is at the origin)."""
-    if binding.matrix is None:
-        return positions
-    matrix = np.asarray(binding.matrix, dtype=np.float64)
-    if matrix.ndim == 3:
-        single = positions.ndim == 2
-        frames = positions[None] if single else positions
-        # a recording cut short has fewer frames than the range
-        inverse = np.linalg.inv(matrix[first:first + len(frames)])
-        local = np.einsum("fij,fnj->fni", inverse[:, :3, :3], frames) + inverse[:, None, :3, 3]
-        return local[0] if single else local
-    inverse = np.linalg.inv(matrix)
-    return positions @ inverse[:3, :3].T + inverse[:3, 3]
-
-
 def write_caches(scene, conv, rec, folders=None):
     """Write each group's PC2 file, staged beside its final name; returns [(binding, path as Blender stores it,
     staged file, final file)] for commit_caches or discard_caches. Nothing in Blender, and no earlier cache,
@@ -62,7 +44,8 @@ def write_caches(scene, conv, rec, folders=None):
             final = os.path.join(folder, name + ".pc2")
             staged = final + point_cache.STAGED
             written.append((binding, stored_folder + name + ".pc2", staged, final))
-            point_cache.write_pc2(staged, local_positions(binding, positions), start_frame=conv.frame_start)
+            point_cache.write_pc2(staged, point_cache.local_positions(binding, positions),
+                                  start_frame=conv.frame_start)
     except BaseException:
         discard_caches(written)
         raise

@@ -130,3 +130,21 @@ def remove_file(stored_path):
         except OSError:
             break
         folder = os.path.dirname(folder)
+
+
+def local_positions(binding, positions, first=0):
+    """Recorded world positions (F, n, 3) of frames first, first + 1, ... (or (n, 3) of frame ``first``) in the
+    axes the cache plays them in: the soft body's object axes (at each frame where the binding has a matrix per
+    frame, else at the first), world axes for particles (their object is at the origin)."""
+    if binding.matrix is None:
+        return positions
+    matrix = np.asarray(binding.matrix, dtype=np.float64)
+    if matrix.ndim == 3:
+        single = positions.ndim == 2
+        frames = positions[None] if single else positions
+        # a recording cut short has fewer frames than the range
+        inverse = np.linalg.inv(matrix[first:first + len(frames)])
+        local = np.einsum("fij,fnj->fni", inverse[:, :3, :3], frames) + inverse[:, None, :3, 3]
+        return local[0] if single else local
+    inverse = np.linalg.inv(matrix)
+    return positions @ inverse[:3, :3].T + inverse[:3, 3]

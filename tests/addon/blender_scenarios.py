@@ -2291,8 +2291,9 @@ def scenario_preview_chunks(out):
     showing the frame at once; particle groups and soft bodies shown; cancelling puts everything back. Then,
     after a bake, with the particles kept every few frames only (the newest through the worker's handoff)."""
     scene, pebbles, arm, grains, sheet = build_preview_scene()
-    ops, preview, ticks, job_mod, particle_bake = (mod(n) for n in ("operators", "preview", "ticks", "job",
-                                                                    "particle_bake"))
+    ops, preview, ticks, job_mod, particle_bake, point_cache = (mod(n) for n in ("operators", "preview", "ticks",
+                                                                                 "job", "particle_bake",
+                                                                                 "point_cache"))
     ctx = bpy.context
     bones = list(arm.pose.bones)
     res = dict(problems=[(p.severity, p.message) for p in mod("preflight").check(ctx)])
@@ -2326,7 +2327,7 @@ def scenario_preview_chunks(out):
             poses={b.object_name: rec.body_poses[k, b.index].tolist() for b in job.conv.bodies},
             rope=rec.rope_nodes(job.conv.ropes[0].index)[k].tolist(),
             grains=np.asarray(rec.particles(groups["Grains"].index)[k], dtype=np.float32).tolist(),
-            sheet=particle_bake.local_positions(groups["Sheet"], rec.particles(groups["Sheet"].index)[k])
+            sheet=point_cache.local_positions(groups["Sheet"], rec.particles(groups["Sheet"].index)[k])
             .astype(np.float32).tolist(),
             sheet_world=rec.particles(groups["Sheet"].index)[k].tolist()) for k in frames}
 

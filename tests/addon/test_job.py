@@ -3,12 +3,15 @@
 The solver's own exception classes are raised by a stand-in for Simulation, so that the message the user reads
 is checked for each kind of thing that can diverge.
 """
+import subprocess
+import sys
 import types
 
 import pytest
 
 import solver
 from tests.addon.numpy_modules import load
+from tests.helpers import ROOT
 
 job_module = load("job")
 
@@ -103,3 +106,12 @@ def test_a_failed_stage_is_kept_for_the_bake_to_report_and_a_cancelled_run_stage
     staged = []
     job = job_module.SimulationJob(_fake_solver(cancelled), _conv(), stage=lambda c, r: staged.append(r))
     assert job.run_sync() == "CANCELLED" and staged == []
+
+
+def test_the_job_module_imports_no_bpy():
+    """The job runs on a worker thread and is tested here without Blender, so neither it nor what it imports may
+    import bpy: a test process that did (through particle_bake.py) crashed at exit under bpy 4.2 and hung under 4.5."""
+    script = ("import sys; from tests.addon.numpy_modules import load; load('job'); "
+              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('bpy', '_bpy')))")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert proc.stdout.strip() == "[]", proc.stdout
