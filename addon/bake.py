@@ -14,7 +14,7 @@ from mathutils import Matrix
 
 from ..solver import rotations
 from . import instances
-from . import keyframes_compat as kc
+from . import blender_compat as kc
 from .ticks import ALONE, COMMITTED, drain
 
 CLEAR_STEP = 256  # sources whose earlier keyframe bakes are cleared per step of an instanced bake

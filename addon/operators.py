@@ -7,8 +7,8 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from . import (bake, body_shape, convert, fitting, instances, particle_bake, point_cache, preflight, preview, resume,
-               rope_rig, run_stats, runtime, shapes, stale, ticks)
+from . import (bake, blender_compat, body_shape, convert, fitting, instances, particle_bake, point_cache, preflight,
+               preview, resume, rope_rig, run_stats, runtime, shapes, stale, ticks)
 from .job import SimulationJob
 from .properties import (BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, SHAPE_ITEMS, end_mode_property,
                          frame_range)
@@ -962,9 +962,8 @@ class QUADRIC_OT_export_usd(bpy.types.Operator, ExportHelper):
         scene = context.scene
         start, end = frame_range(scene)
         saved = scene.frame_start, scene.frame_end
-        options = dict(filepath=self.filepath, export_animation=True, evaluation_mode='RENDER')
-        if "use_instancing" in bpy.ops.wm.usd_export.get_rna_type().properties:
-            options["use_instancing"] = True  # instances as references to their sources, not copies
+        options = dict(filepath=self.filepath, export_animation=True, evaluation_mode='RENDER',
+                       **blender_compat.usd_export_options())
         try:
             scene.frame_start, scene.frame_end = start, end  # Blender's exporter writes the scene's range
             result = bpy.ops.wm.usd_export(**options)
@@ -977,6 +976,9 @@ class QUADRIC_OT_export_usd(bpy.types.Operator, ExportHelper):
             self.report({'ERROR'}, f"Blender's USD exporter did not write '{self.filepath}'")
             return {'CANCELLED'}
         self.report({'INFO'}, f"wrote frames {start}-{end} to {self.filepath}")
+        if instances.current(scene)[0] is not None and not blender_compat.USD_POINT_INSTANCER:
+            self.report({'WARNING'}, f"Blender {bpy.app.version_string} writes each instance of the instanced "
+                                     "bake as a prim of its own, not one point instancer (Blender 4.5 or later does)")
         return {'FINISHED'}
 
 

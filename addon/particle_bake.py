@@ -19,7 +19,7 @@ import os
 import bpy
 import numpy as np
 
-from . import keyframes_compat, particle_display, point_cache
+from . import blender_compat, particle_display, point_cache
 
 CACHE_MODIFIER = "Quadric Cache"
 
@@ -73,7 +73,7 @@ def _play(target, path, frame_start):
     modifier = target.modifiers.get(CACHE_MODIFIER)
     if modifier is None or modifier.type != 'MESH_CACHE':
         modifier = target.modifiers.new(CACHE_MODIFIER, 'MESH_CACHE')
-    keyframes_compat.move_modifier_first(target, modifier)
+    blender_compat.move_modifier_first(target, modifier)
     modifier.cache_format = 'PC2'
     modifier.filepath = path
     modifier.deform_mode = 'OVERWRITE'

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..solver import rotations
 from . import bake, particle_bake, particle_display
-from . import keyframes_compat as kc
+from . import blender_compat as kc
 from . import ticks
 
 _live = None  # the LivePreview being shown (the frame-change handler and the timer read it)
@@ -37,7 +37,6 @@ _BODY_FIELDS = (("rotation_mode", 1), ("location", 3), ("rotation_quaternion", 4
 _TRANSFORM = {'OBJECT'}  # update_tag: the object's transform changed
 _POSE = {'DATA'}         # update_tag: an armature's pose changed
 CHUNK = 64               # bodies tagged between two looks at the clock
-_UID = "session_uid" in bpy.types.ID.bl_rna.properties  # else objects are found by name
 
 
 def _saved(item):
@@ -61,12 +60,12 @@ def _alive(item):
 
 
 def _key(obj):
-    return obj.session_uid if _UID else obj.name
+    return obj.session_uid if kc.SESSION_UID else obj.name
 
 
 def _all_keys():
     objects = bpy.data.objects
-    if not _UID:
+    if not kc.SESSION_UID:
         return np.array(objects.keys())
     keys = np.empty(len(objects), dtype=np.int64)
     objects.foreach_get("session_uid", keys)

@@ -8,7 +8,7 @@ reads, cheap enough for every redraw of the object's panel.
 import hashlib
 
 from . import convert
-from . import keyframes_compat as kc
+from . import blender_compat as kc
 from .properties import BODY_FIELDS, MATERIAL_FIELDS, ROPE_FIELDS
 
 SHAPE_FIELDS = ("shape", "fitted_shape", "semi_axes", "exponents", "half_extents", "radius", "half_height")

@@ -111,7 +111,7 @@ def child_body_write(args):
     t0 = time.perf_counter()
     bake.bake_recording(bpy.context, conv, Rec)
     seconds = time.perf_counter() - t0
-    keys = sum(len(fc.keyframe_points) for o in scene.objects for fc in mod("keyframes_compat").fcurves_of(o))
+    keys = sum(len(fc.keyframe_points) for o in scene.objects for fc in mod("blender_compat").fcurves_of(o))
     return dict(case="body_bake_write", bodies=args.bodies, frames=args.frames, keyframes=keys,
                 seconds=round(seconds, 3), goal_seconds=2.0)
 

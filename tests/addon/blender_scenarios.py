@@ -233,7 +233,7 @@ def scenario_fit_and_errors(out):
     bpy.ops.quadric.add_body()
     res["err_overlap"] = op_error(bpy.ops.quadric.simulate)
     res["status_after_overlap"] = scene.quadric.status
-    res["fcurves_after_failed"] = len(mod("keyframes_compat").fcurves_of(sphere))
+    res["fcurves_after_failed"] = len(mod("blender_compat").fcurves_of(sphere))
 
     # Panels draw for a body, a collider and an object outside the simulation.
     bpy.ops.mesh.primitive_plane_add(location=(0, 0, -3))
@@ -294,14 +294,14 @@ def moving_empty(name, start, end, last_frame):
     empty.keyframe_insert("location", frame=1)
     empty.location = end
     empty.keyframe_insert("location", frame=last_frame)
-    for fc in mod("keyframes_compat").fcurves_of(empty):
+    for fc in mod("blender_compat").fcurves_of(empty):
         for kp in fc.keyframe_points:
             kp.interpolation = 'LINEAR'
     return empty
 
 
 def keyframe_dump(objs):
-    kc = mod("keyframes_compat")
+    kc = mod("blender_compat")
     out = {}
     for o in objs:
         for fc in kc.fcurves_of(o):
@@ -312,7 +312,7 @@ def keyframe_dump(objs):
 
 def evaluated_tracks(scene, objs, binding):
     """fcurve values at every frame and the shape displays' world matrices, per baked body."""
-    kc = mod("keyframes_compat")
+    kc = mod("blender_compat")
     frames = list(range(scene.frame_start, scene.frame_end + 1))
     res = {}
     empties = {}
@@ -426,7 +426,7 @@ def scenario_bake(out, blend_path):
     res["after_clear"] = {o.name: dict(location=list(o.location), rotation_mode=o.rotation_mode,
                                        rotation_euler=list(o.rotation_euler),
                                        rotation_axis_angle=list(o.rotation_axis_angle),
-                                       fcurves=len(mod("keyframes_compat").fcurves_of(o)),
+                                       fcurves=len(mod("blender_compat").fcurves_of(o)),
                                        is_baked=o.quadric.is_baked) for o in bodies}
     res["bake_actions_left"] = [a.name for a in bpy.data.actions if a.name.startswith("QuadricBake")]
     return res
@@ -805,7 +805,7 @@ def scenario_check_problems(out):
 
 def object_state():
     """Everything a failed simulation must leave as it was: transforms, animation, bake flags, datablocks."""
-    kc = mod("keyframes_compat")
+    kc = mod("blender_compat")
     return dict(objects={o.name: dict(matrix=[list(r) for r in o.matrix_world], baked=o.quadric.is_baked,
                                       action=o.animation_data.action.name if o.animation_data and
                                       o.animation_data.action else None, fcurves=len(kc.fcurves_of(o)))
@@ -968,6 +968,7 @@ def scenario_instances(out, blend_path, usd_path):
     with captured_reports() as reports:
         res["usd_export"] = sorted(bpy.ops.quadric.export_usd(filepath=usd_path))
     res["usd_reports"] = reports
+    res["usd_point_instancer"] = mod("blender_compat").USD_POINT_INSTANCER
     res["bpy_site_packages"] = os.path.join(bpy.utils.resource_path('LOCAL'), "python", "lib",
                                             f"python{sys.version_info.major}.{sys.version_info.minor}",
                                             "site-packages")
@@ -1807,7 +1808,7 @@ def scenario_mesh_bowl_and_stairs(out):
     res["status"] = scene.quadric.status
     bodies = (*balls, cube)
     res["baked"] = {o.name: o.quadric.is_baked for o in bodies}
-    kc = mod("keyframes_compat")
+    kc = mod("blender_compat")
     res["keyframes"] = {o.name: len(kc.read_keyframes(kc.find_fcurve(o, "location", 0))[0]) if o.quadric.is_baked
                         else 0 for o in bodies}
     res["offset_location"] = {o.name: list(o.quadric.offset_location) for o in bodies}
@@ -2108,13 +2109,13 @@ def scenario_simulate_control(out):
     res["worker_running_after_cancel"] = job._thread.is_alive() and job.state == 'RUNNING'
     release.set()
     res["worker_state"] = job.wait(timeout=120)
-    res["keys_after"] = len(mod("keyframes_compat").fcurves_of(cube))
+    res["keys_after"] = len(mod("blender_compat").fcurves_of(cube))
     return res
 
 
 def transforms(objs, bones):
     """Everything the live preview may change: objects' and pose bones' rotation modes and values, and actions."""
-    kc = mod("keyframes_compat")
+    kc = mod("blender_compat")
     res = {}
     for item in list(objs) + list(bones):
         entry = dict(mode=item.rotation_mode, location=list(item.location),
@@ -2991,7 +2992,7 @@ def keyed_cloth(name, columns, rows, location, keys):
         cloth.location, cloth.rotation_euler = where, turn
         cloth.keyframe_insert("location", frame=frame)
         cloth.keyframe_insert("rotation_euler", frame=frame)
-    for fc in mod("keyframes_compat").fcurves_of(cloth):
+    for fc in mod("blender_compat").fcurves_of(cloth):
         for kp in fc.keyframe_points:
             kp.interpolation = 'LINEAR'
     return cloth

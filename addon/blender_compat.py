@@ -1,17 +1,22 @@
-"""The one place that knows how each Blender version stores fcurves.
+"""The one place that knows what differs between the supported Blender versions (4.2 LTS to 5.x).
 
-- Blender 4.2/4.3: legacy actions, fcurves live on `action.fcurves`.
-- Blender 4.4+: slotted (layered) actions; fcurves live in a channelbag of a
-  keyframe strip for the slot assigned to the ID. 4.4 still has the legacy
-  `action.fcurves` proxy, 5.0 removed it.
-Everything else in the add-on goes through `new_unassigned_action`, `assign_bake_action`,
-`fcurves_of` and `KeyframeWriter`; and, for modifiers, `move_modifier_first` (ObjectModifiers.move
-is not in every supported version; the operator is).
+- Fcurves. Blender 4.2/4.3: legacy actions, fcurves live on `action.fcurves`. Blender 4.4+: slotted (layered)
+  actions; fcurves live in a channelbag of a keyframe strip for the slot assigned to the ID. 4.4 still has the
+  legacy `action.fcurves` proxy, 5.0 removed it. Everything else in the add-on goes through `new_unassigned_action`,
+  `assign_bake_action`, `fcurves_of` and `KeyframeWriter`.
+- Modifiers: `move_modifier_first` (ObjectModifiers.move is not in every supported version; the operator is).
+- IDs: `SESSION_UID`, whether an ID has `session_uid` (the live preview finds objects by name without it).
+- USD: `usd_export_options`, and `USD_POINT_INSTANCER`, whether the exporter writes Geometry Nodes instances as
+  one point instancer (5.0.1 and 4.5.15 do; 4.4.0 wrote each instance as an Xform with a copy of its mesh).
+Outside the add-on, the headless `scripts/bake.py` ends bpy 4.2's module through `exit_process` (its exit handler
+crashes). `scripts/test_blender_versions` runs the add-on tests under older releases.
 """
 import bpy
 import numpy as np
 
 SLOTTED = "slots" in bpy.types.Action.bl_rna.properties
+SESSION_UID = "session_uid" in bpy.types.ID.bl_rna.properties
+USD_POINT_INSTANCER = bpy.app.version >= (4, 5, 0)
 _LINEAR = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items["LINEAR"].value
 
 
@@ -141,3 +146,11 @@ def move_modifier_first(obj, modifier):
         return
     with bpy.context.temp_override(object=obj, active_object=obj):
         bpy.ops.object.modifier_move_to_index(modifier=modifier.name, index=0)
+
+
+def usd_export_options():
+    """Options for bpy.ops.wm.usd_export that this version has beyond the defaults: instances as references to
+    their sources, not copies."""
+    if "use_instancing" in bpy.ops.wm.usd_export.get_rna_type().properties:
+        return dict(use_instancing=True)
+    return {}
