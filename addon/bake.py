@@ -14,7 +14,7 @@ from mathutils import Matrix
 
 from ..solver import rotations
 from . import instances
-from . import blender_compat as kc
+from . import blender_compat as compat
 from .ticks import ALONE, COMMITTED, drain
 
 CLEAR_STEP = 256  # sources whose earlier keyframe bakes are cleared per step of an instanced bake
@@ -91,7 +91,7 @@ def _drop_bake_action(obj):
     action = s.bake_action
     s.bake_action = None
     if action is not None:
-        kc.assign_action(obj, None)
+        compat.assign_action(obj, None)
         if action.users == 0:
             bpy.data.actions.remove(action)
 
@@ -113,11 +113,11 @@ def build_keyframes(targets, frames):
     or an action assigned (0.1 to 0.3 s for 2,000 objects, its own work, after the tick): so the actions, slots and
     strips (which change no relation) are made and the keys filled a few targets a step, but every F-curve is added
     in one step and every action assigned in another (assign_keyframes), two rebuilds in all."""
-    writer = kc.KeyframeWriter(frames)
+    writer = compat.KeyframeWriter(frames)
     built = []  # (object, action, slot, fcurves, channels, what turns by quaternion)
     try:
         for k, (obj, channels) in enumerate(targets):
-            action, slot, fcurves = kc.new_unassigned_action(obj, f"QuadricBake {obj.name}")
+            action, slot, fcurves = compat.new_unassigned_action(obj, f"QuadricBake {obj.name}")
             built.append((obj, action, slot, fcurves) + channels())
             yield "preparing the keyframes", k + 1, len(targets)
         yield ALONE
@@ -143,7 +143,7 @@ def assign_keyframes(built):
         name = f"QuadricBake {obj.name}"
         if action.name != name:  # the dropped action's name, free again
             action.name = name
-        kc.assign_bake_action(obj, action, slot)
+        compat.assign_bake_action(obj, action, slot)
         obj.quadric.bake_action = action
         obj.quadric.is_baked = True
         for item in turning:
@@ -275,7 +275,7 @@ def clear_bake(obj):
         return False
     _drop_bake_action(obj)
     if s.orig_action is not None:
-        kc.assign_action(obj, s.orig_action)
+        compat.assign_action(obj, s.orig_action)
     obj.rotation_mode = s.orig_rotation_mode
     obj.location = s.orig_location
     obj.rotation_quaternion = s.orig_rotation_quaternion

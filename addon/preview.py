@@ -24,7 +24,7 @@ import numpy as np
 
 from ..solver import rotations
 from . import bake, particle_bake, particle_display
-from . import blender_compat as kc
+from . import blender_compat as compat
 from . import ticks
 
 _live = None  # the LivePreview being shown (the frame-change handler and the timer read it)
@@ -60,12 +60,12 @@ def _alive(item):
 
 
 def _key(obj):
-    return obj.session_uid if kc.SESSION_UID else obj.name
+    return obj.session_uid if compat.SESSION_UID else obj.name
 
 
 def _all_keys():
     objects = bpy.data.objects
-    if not kc.SESSION_UID:
+    if not compat.SESSION_UID:
         return np.array(objects.keys())
     keys = np.empty(len(objects), dtype=np.int64)
     objects.foreach_get("session_uid", keys)
@@ -228,7 +228,7 @@ class LivePreview:
         self.ropes = [(objects[r.armature_name], r) for r in conv.ropes if r.armature_name in objects]
         self._actions = []  # (ID, what detach_action returned)
         for obj in self.bodies + [arm for arm, _ in self.ropes]:
-            self._actions.append((obj, kc.detach_action(obj)))
+            self._actions.append((obj, compat.detach_action(obj)))
         self._slots = _Slots(self.bodies)
         slots = self._slots.find()
         self._body_saved = {name: _read(name, width)[slots] for name, width in _BODY_FIELDS}
@@ -389,7 +389,7 @@ class LivePreview:
                 pass
         for obj, held in self._actions:
             try:
-                kc.reattach_action(obj, held)
+                compat.reattach_action(obj, held)
             except ReferenceError:
                 pass
         for group in self.groups:

@@ -8,7 +8,7 @@ reads, cheap enough for every redraw of the object's panel.
 import hashlib
 
 from . import convert
-from . import blender_compat as kc
+from . import blender_compat as compat
 from .properties import BODY_FIELDS, MATERIAL_FIELDS, ROPE_FIELDS
 
 SHAPE_FIELDS = ("shape", "fitted_shape", "semi_axes", "exponents", "half_extents", "radius", "half_height")
@@ -46,7 +46,7 @@ def moved_off_bake(obj, frame):
         return False
     for path, size in _PATH:
         for k in range(size):
-            fc = kc.find_fcurve(obj, path, k)
+            fc = compat.find_fcurve(obj, path, k)
             if fc is not None and abs(fc.evaluate(frame) - getattr(obj, path)[k]) > _MOVED:
                 return True
     return False

@@ -301,25 +301,25 @@ def moving_empty(name, start, end, last_frame):
 
 
 def keyframe_dump(objs):
-    kc = mod("blender_compat")
+    compat = mod("blender_compat")
     out = {}
     for o in objs:
-        for fc in kc.fcurves_of(o):
-            f, v = kc.read_keyframes(fc)
+        for fc in compat.fcurves_of(o):
+            f, v = compat.read_keyframes(fc)
             out[f"{o.name}|{fc.data_path}|{fc.array_index}"] = [f.tolist(), v.tolist()]
     return out
 
 
 def evaluated_tracks(scene, objs, binding):
     """fcurve values at every frame and the shape displays' world matrices, per baked body."""
-    kc = mod("blender_compat")
+    compat = mod("blender_compat")
     frames = list(range(scene.frame_start, scene.frame_end + 1))
     res = {}
     empties = {}
     for o in objs:
         b = binding[o.name]
-        loc = [[kc.find_fcurve(o, "location", k).evaluate(f) for k in range(3)] for f in frames]
-        rot = [[kc.find_fcurve(o, "rotation_quaternion", k).evaluate(f) for k in range(4)] for f in frames]
+        loc = [[compat.find_fcurve(o, "location", k).evaluate(f) for k in range(3)] for f in frames]
+        rot = [[compat.find_fcurve(o, "rotation_quaternion", k).evaluate(f) for k in range(4)] for f in frames]
         res[o.name] = dict(index=b.index, offset_location=list(map(float, b.offset_location)),
                            offset_rotation=list(map(float, b.offset_rotation)), location=loc, rotation=rot,
                            empty_matrix=[])
@@ -805,10 +805,10 @@ def scenario_check_problems(out):
 
 def object_state():
     """Everything a failed simulation must leave as it was: transforms, animation, bake flags, datablocks."""
-    kc = mod("blender_compat")
+    compat = mod("blender_compat")
     return dict(objects={o.name: dict(matrix=[list(r) for r in o.matrix_world], baked=o.quadric.is_baked,
                                       action=o.animation_data.action.name if o.animation_data and
-                                      o.animation_data.action else None, fcurves=len(kc.fcurves_of(o)))
+                                      o.animation_data.action else None, fcurves=len(compat.fcurves_of(o)))
                          for o in bpy.data.objects},
                 counts={k: len(getattr(bpy.data, k)) for k in ("objects", "actions", "meshes", "collections")})
 
@@ -1808,8 +1808,8 @@ def scenario_mesh_bowl_and_stairs(out):
     res["status"] = scene.quadric.status
     bodies = (*balls, cube)
     res["baked"] = {o.name: o.quadric.is_baked for o in bodies}
-    kc = mod("blender_compat")
-    res["keyframes"] = {o.name: len(kc.read_keyframes(kc.find_fcurve(o, "location", 0))[0]) if o.quadric.is_baked
+    compat = mod("blender_compat")
+    res["keyframes"] = {o.name: len(compat.read_keyframes(compat.find_fcurve(o, "location", 0))[0]) if o.quadric.is_baked
                         else 0 for o in bodies}
     res["offset_location"] = {o.name: list(o.quadric.offset_location) for o in bodies}
     # each body's frame (its shape display) at every frame
@@ -2115,7 +2115,7 @@ def scenario_simulate_control(out):
 
 def transforms(objs, bones):
     """Everything the live preview may change: objects' and pose bones' rotation modes and values, and actions."""
-    kc = mod("blender_compat")
+    compat = mod("blender_compat")
     res = {}
     for item in list(objs) + list(bones):
         entry = dict(mode=item.rotation_mode, location=list(item.location),
@@ -2124,7 +2124,7 @@ def transforms(objs, bones):
         anim = getattr(item, "animation_data", None)
         if isinstance(item, bpy.types.Object):
             entry["action"] = anim.action.name if anim is not None and anim.action is not None else None
-            if kc.SLOTTED and anim is not None and anim.action_slot is not None:
+            if compat.SLOTTED and anim is not None and anim.action_slot is not None:
                 entry["slot"] = anim.action_slot.identifier
         res[item.name if isinstance(item, bpy.types.Object) else f"{item.id_data.name}:{item.name}"] = entry
     return res
