@@ -174,13 +174,13 @@ def shape_problem(obj, kind, hull):
     s = obj.quadric
     if kind == shapes.HULL:
         return "" if hull is not None else f"'{obj.name}': its convex hull is missing; fit its shape again"
-    for field in shapes.FIELDS[kind]:
-        value = np.atleast_1d(np.array(getattr(s, field), dtype=np.float64))
-        if field == "exponents" or (np.all(np.isfinite(value)) and value.min() > 0.0):
+    for name in shapes.FIELDS[kind]:
+        value = np.atleast_1d(np.array(getattr(s, name), dtype=np.float64))
+        if name == "exponents" or (np.all(np.isfinite(value)) and value.min() > 0.0):
             continue
         if len(value) == 3:
-            return f"'{obj.name}': {field} {tuple(float(f'{x:.4g}') for x in value)} has a zero axis"
-        return f"'{obj.name}': {field} must be positive, got {value[0]:.4g} m"
+            return f"'{obj.name}': {name} {tuple(float(f'{x:.4g}') for x in value)} has a zero axis"
+        return f"'{obj.name}': {name} must be positive, got {value[0]:.4g} m"
     return ""
 
 

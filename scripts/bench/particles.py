@@ -101,7 +101,7 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
 
 
-def _bake(recording, folder: str) -> dict:
+def _bake_ours(recording, folder: str) -> dict:
     """Write the recording's particles as the add-on's bake does; its time and size."""
     import importlib.util
 
@@ -127,7 +127,7 @@ def run_ours(n: int, frames: int, seed: int, integrator: str, substeps: int, bak
     start = time.perf_counter()
     recording = sim.run(frames=frames, fps=FPS, substeps=substeps)
     wall = time.perf_counter() - start
-    baked = _bake(recording, bake) if bake else {}
+    baked = _bake_ours(recording, bake) if bake else {}
     return dict(engine="ours", case="particles", n=n, integrator=integrator, substeps=substeps,
                 frames=frames, frames_per_s=(frames - 1) / wall, wall_s=wall,
                 particles_phase_s=float(recording.stats["phase_seconds"][:, -1].sum()), warm_up_s=warm_up,
@@ -216,7 +216,7 @@ def _ground(scene):
     return ground
 
 
-def _bake(scene, cache, frames) -> float:
+def _bake_blender(scene, cache, frames) -> float:
     """Seconds to bake a point cache over frames 1 to ``frames`` (its output silenced)."""
     import bpy
 
@@ -267,7 +267,7 @@ def run_blender(n: int, frames: int, seed: int) -> dict:
     bpy.ops.object.effector_add(type='WIND', location=(0.0, 0.0, 0.0), rotation=(0.0, 0.5 * np.pi, 0.0))
     bpy.context.active_object.field.strength = WIND  # along the empty's z axis, turned to +x
     cache = system.point_cache
-    wall = _bake(scene, cache, frames)
+    wall = _bake_blender(scene, cache, frames)
     scene.frame_set(frames)
     evaluated = emitter.evaluated_get(bpy.context.evaluated_depsgraph_get()).particle_systems[0]
     positions = np.zeros(3 * len(evaluated.particles))
@@ -295,7 +295,7 @@ def run_cloth_blender(side: int, frames: int) -> dict:
     bpy.context.active_object.modifiers.new("Collision", 'COLLISION')
     _ground(scene)
     cache = cloth.point_cache
-    wall = _bake(scene, cache, frames)
+    wall = _bake_blender(scene, cache, frames)
     scene.frame_set(frames)
     evaluated = sheet.evaluated_get(bpy.context.evaluated_depsgraph_get()).to_mesh()
     positions = np.zeros(3 * len(evaluated.vertices))

@@ -3,7 +3,6 @@ a body, momentum exchanged with a free body as the closed forms say, kinematic b
 
 These compile the body kernels as well (minutes on a cold cache).
 """
-import math
 
 import numpy as np
 import pytest

@@ -3,7 +3,6 @@
 A force is read through the public API as m (v1 - v0) / h after one explicit Euler step, which evaluates the
 forces at the start state exactly: v1 = v0 + h f(x0, v0) / m, so the only error is rounding.
 """
-import math
 
 import numpy as np
 import pytest

@@ -5,7 +5,6 @@ compiled specialisation of the substep loop of test_shape_bodies.py (a scene wit
 compiles the shapes' paths even where its bodies are ellipsoids).
 """
 import math
-import warnings
 
 import numpy as np
 import pytest

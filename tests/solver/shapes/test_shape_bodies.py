@@ -3,7 +3,6 @@
 Each compares with a closed form or a conservation law. All scenes hold a body other than an
 ellipsoid, so they share one compiled specialisation of the substep loop.
 """
-import json
 import math
 
 import numpy as np
