@@ -1,16 +1,20 @@
 """Compile this checkout's solver kernels into numba's cache, one kind of scene at a time (started by conftest.py).
 
-    python -m tests.addon.checkout_kernels KIND...      (from the repository root)
+    python -m tests.addon.checkout_kernels [--marks DIR] [KIND...]      (from the repository root)
 
-KIND is one of solver.precompile.KINDS (the same tiny scenes that fill the extension's prebuilt cache); each is
-stepped once, which compiles (or loads) what every scene of that kind runs, then its name is printed.
+KIND is one of solver.precompile.KINDS (the same tiny scenes that fill the extension's prebuilt cache; all of
+them, in ORDER, by default); each is stepped once, which compiles (or loads) what every scene of that kind runs,
+then its name is printed and, with --marks, an empty file of that name made in DIR (scripts/test: the add-on's
+tests, in another process, wait for them; conftest.py's KernelsElsewhere).
 
 The add-on tests need two copies of the solver compiled: the installed extension's, which the build compiles into
 the zip's prebuilt cache (generic CPU, under the extension's package name), and this checkout's for
 `python -m solver run`, which the tests in tests/solver then reuse. numba records the classes in the kernels'
 signatures by module name, so the two copies cannot share one cache. Each takes minutes on one core; conftest.py
-runs this beside the build.
+runs this beside the build, or scripts/test beside the add-on's tests.
 """
+import argparse
+import os
 import sys
 
 from solver.precompile import KINDS, simulations
@@ -20,10 +24,19 @@ ORDER = ("ellipsoids", "ropes", "ellipsoids_particles", "ropes_particles", "part
 assert sorted(ORDER) == sorted(KINDS)
 
 
-def main(kinds):
-    for kind in kinds:
+def main(argv):
+    parser = argparse.ArgumentParser(prog="python -m tests.addon.checkout_kernels")
+    parser.add_argument("--marks", help="folder to make an empty file in, named after each kind compiled")
+    parser.add_argument("kinds", nargs="*", metavar="KIND", help=f"default: all, in this order: {' '.join(ORDER)}")
+    args = parser.parse_args(argv)
+    unknown = [kind for kind in args.kinds if kind not in ORDER]
+    if unknown:
+        parser.error(f"unknown kinds {unknown}; they are {', '.join(ORDER)}")
+    for kind in args.kinds or ORDER:
         for sim in simulations(kind):
             sim.step(1)
+        if args.marks:
+            open(os.path.join(args.marks, kind), "w").close()
         print(kind, flush=True)
     return 0
 
