@@ -10,8 +10,9 @@ superellipsoids, a rim). Two polygons clip one against the other
 edges); a segment clips against a polygon; two segments side by side give
 the ends of their common stretch; any other pair of features (a point
 against anything, two crossing segments, two faces that meet only at their
-rims) gives the one point where they meet. Points whose depth along the normal is
-within the reach are kept, and more than PATCH are reduced as engines do: the
+rims) gives the one point where they meet. Each clipped point's depth is its
+gap along the normal to the other face's plane. Points whose depth is within
+the reach are kept, and more than PATCH are reduced as engines do: the
 deepest, the farthest from it, the one spanning the largest triangle with
 them, and the one that adds most area outside that triangle. The points are
 listed by angle about their centroid from a body axis, so a resting patch
@@ -538,6 +539,31 @@ def _nearest_edges(feature_a, count_a, feature_b, count_b, nx, ny, nz, out):
 
 
 @njit(**JIT)
+def _face_plane(feature, count, nx, ny, nz):
+    """A face feature's plane: its centroid, unit normal m turned along n, and m . n; m . n = 0 where the
+    feature is not a face or too steep to measure along n by (its normal more than about 84 degrees from n)."""
+    cx, cy, cz = _centroid(feature, count)
+    mx, my, mz = 0.0, 0.0, 0.0
+    if count >= 3:
+        # Newell's normal: exact for a planar polygon, the best fit for a nearly planar one
+        for k in range(count):
+            l = (k + 1) % count
+            mx += (feature[k, 1] - feature[l, 1]) * (feature[k, 2] + feature[l, 2])
+            my += (feature[k, 2] - feature[l, 2]) * (feature[k, 0] + feature[l, 0])
+            mz += (feature[k, 0] - feature[l, 0]) * (feature[k, 1] + feature[l, 1])
+    norm = np.sqrt(mx * mx + my * my + mz * mz)
+    if norm == 0.0:
+        return cx, cy, cz, 0.0, 0.0, 0.0, 0.0
+    mx, my, mz = mx / norm, my / norm, mz / norm
+    facing = mx * nx + my * ny + mz * nz
+    if facing < 0.0:
+        mx, my, mz, facing = -mx, -my, -mz, -facing
+    if facing < 0.1:
+        return cx, cy, cz, 0.0, 0.0, 0.0, 0.0
+    return cx, cy, cz, mx, my, mz, facing
+
+
+@njit(**JIT)
 def pair_patch(kinds, params, hull_vertices, hull_faces, positions, rotations, nx, ny, nz, reach, scratch, out):
     """Patch of shapes 0 (A) and 1 (B) of a pair along the unit normal n from A to B; count of points.
 
@@ -585,10 +611,22 @@ def pair_patch(kinds, params, hull_vertices, hull_faces, positions, rotations, n
     else:
         count = _clip_segment(feature_a, feature_b, count_b, nx, ny, nz, clipped)
         on_b = False
+    # each point's own depth: its gap along n to the other side's face plane, where that is a flat face (a
+    # rounded face's four tilted supports lie below its surface; there its support height stays). One depth for
+    # all, the other face's highest corner, held a level box up on the edge of a tilted one and froze piles of
+    # boxes half a second early (docs/shapes.md, contact patches)
+    ox, oy, oz, mx, my, mz, facing = _face_plane(feature_a if on_b else feature_b, count_a if on_b else count_b,
+                                                  nx, ny, nz)
+    if round_a if on_b else round_b:
+        facing = 0.0
     kept = 0
     for k in range(count):
         height = nx * clipped[k, 0] + ny * clipped[k, 1] + nz * clipped[k, 2]
         overlap = height_a - height if on_b else height - height_b
+        if facing > 0.0:
+            # t along n from the point to the other face's plane: positive where that surface lies beyond it
+            t = (mx * (ox - clipped[k, 0]) + my * (oy - clipped[k, 1]) + mz * (oz - clipped[k, 2])) / facing
+            overlap = t if on_b else -t
         if overlap > -reach:
             shift = 0.5 * overlap if on_b else -0.5 * overlap
             clipped[kept, 0] = clipped[k, 0] + shift * nx

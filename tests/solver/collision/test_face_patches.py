@@ -2,10 +2,6 @@
 
 Reference: the tilted box's corners in numpy, their heights above the level face's plane; and a box coming to
 rest on a slope, flat on it.
-
-Known defect, marked as expected failures: pair_patch gives every point of a face pair the depth of A's highest
-corner, so where A's face is the tilted one, a level box standing on one of its edges is held there. Depths per
-point fixed both cases but raised the 1,000-box drop's peak and resting overlap (docs/shapes.md, contact patches).
 """
 import numpy as np
 import pytest
@@ -27,14 +23,11 @@ def _box_params(half_extents):
     return shapes.kind[0], shapes.params[0], shapes.hull_vertices, shapes.hull_faces
 
 
-A_TILTED = pytest.mark.xfail(strict=True, reason="every point gets the depth of A's highest corner (docs/shapes.md)")
-
-
-@pytest.mark.parametrize("tilted_is_a", [pytest.param(True, marks=A_TILTED), False])
+@pytest.mark.parametrize("tilted_is_a", [True, False])
 def test_a_tilted_box_pressing_its_edge_into_a_level_face_is_held_at_that_edge(tilted_is_a):
     """The tilted box below (A) or above (B) presses its edge 1 mm into the level box's face: the patch is that
-    edge's two corners at 1 mm, and no point away from them. With A tilted, every point is measured against its
-    highest corner: four points, all at 1 mm, at the corners of the tilted face's outline."""
+    edge's two corners at 1 mm, and no point away from them. Measuring every point against the tilted face's
+    highest corner put four points, all at 1 mm, at the corners of the tilted face's outline."""
     rotation = quat_to_matrix_np(np.array([np.cos(TILT / 2), np.sin(TILT / 2), 0.0, 0.0]))  # about x
     corners = np.array([[sx * TILTED[0], sy * TILTED[1], TILTED[2]] for sx in (1, -1) for sy in (1, -1)])
     world = corners @ rotation.T
@@ -68,11 +61,11 @@ def test_a_tilted_box_pressing_its_edge_into_a_level_face_is_held_at_that_edge(t
         assert nearest < 1e-12, (corner, points)
 
 
-@pytest.mark.parametrize("slab_first", [True, pytest.param(False, marks=A_TILTED)])
+@pytest.mark.parametrize("slab_first", [True, False])
 def test_a_box_dropped_level_onto_a_slope_settles_flat_on_it(slab_first):
     """A cube released level just above a fixed 20-degree slab, over its face near the high edge, tips onto the
     face and rests there (friction 0.8 > tan 20 degrees): flat on the slope, its centre a half extent above
-    the slope's plane, whichever of the two is listed first. Listed first, it stands level on the edge."""
+    the slope's plane, whichever of the two is listed first. It stood level on the edge when listed first."""
     scene = solver.Scene()
     turn = (np.cos(TILT / 2), np.sin(TILT / 2), 0.0, 0.0)
     material = solver.Material(friction=0.8)
