@@ -1809,8 +1809,8 @@ def scenario_mesh_bowl_and_stairs(out):
     bodies = (*balls, cube)
     res["baked"] = {o.name: o.quadric.is_baked for o in bodies}
     compat = mod("blender_compat")
-    res["keyframes"] = {o.name: len(compat.read_keyframes(compat.find_fcurve(o, "location", 0))[0]) if o.quadric.is_baked
-                        else 0 for o in bodies}
+    res["keyframes"] = {o.name: len(compat.read_keyframes(compat.find_fcurve(o, "location", 0))[0])
+                        if o.quadric.is_baked else 0 for o in bodies}
     res["offset_location"] = {o.name: list(o.quadric.offset_location) for o in bodies}
     # each body's frame (its shape display) at every frame
     res["centres"], res["axes"] = {o.name: [] for o in bodies}, {o.name: [] for o in bodies}
