@@ -220,9 +220,13 @@ def _collide_shape_pair(position, rotation, reach_of, shapes, pairs, p, i, j, hx
     for side in range(2):
         body = i if side == 0 else j
         kinds[side] = shapes.kind[body]
-        params[side, :] = shapes.params[body]
-        positions[side, :] = position[body]
-        rotations[side, :, :] = rotation[body]
+        # element by element: a row copied as a slice cost about as much as the box pair's distance
+        for k in range(params.shape[1]):
+            params[side, k] = shapes.params[body, k]
+        for r in range(3):
+            positions[side, r] = position[body, r]
+            for k in range(3):
+                rotations[side, r, k] = rotation[body, r, k]
     if not touching:
         # apart last substep, or new: the gap along the start direction bounds the distance from below (the
         # distance is the largest gap over all directions), so a pair still apart beyond the reach along it is
