@@ -163,7 +163,7 @@ def build(args):
     sled.quadric.shape_display.hide_set(True)
 
     if args.ropes:
-        rope_mat = material("Rope", (0.8, 0.25, 0.08), roughness=0.8)
+        material("Rope", (0.8, 0.25, 0.08), roughness=0.8)  # make_rope takes it by name
         # Rope 1: pinned at both ends on posts, across where the pebbles land.
         a = make_curve("RopeOverPile", [(-0.3, -0.9, 0.3), (-0.3, -0.3, 0.13), (-0.3, 0.3, 0.13), (-0.3, 0.9, 0.3)])
         select_only(a)

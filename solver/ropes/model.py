@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import rotations
 from .kernels import BAND, first_non_finite_rope, max_length_error, rope_advance, rope_substep
-from .spec import DEFAULTS, validate_rope_spec
+from .spec import validate_rope_spec
 
 __all__ = ["RopeModel", "RopeState", "FreeBodies", "build_ropes", "rope_substep", "rope_advance", "run_ropes",
            "rope_joint_moments", "max_length_error", "rope_frames_from_points", "rope_nodes", "rope_segments",
