@@ -135,7 +135,8 @@ def our_scene(scene: dict):
         if scene["shape"] == "hull":
             shape = solver.ConvexHull(scene["points"][i])
         else:
-            shape = solver.Box(size) if scene["shape"] == "box" else solver.Superellipsoid(size, EXPONENTS)
+            shape = {"box": solver.Box, "ellipsoid": solver.Ellipsoid,
+                     "superellipsoid": lambda axes: solver.Superellipsoid(axes, EXPONENTS)}[scene["shape"]](size)
         out.add_body(shape, position=tuple(scene["positions"][i]), orientation=tuple(scene["quats"][i]),
                      density=DENSITY, material=material)
     return out

@@ -1,0 +1,174 @@
+"""Narrow phase per path: nanoseconds per touching pair on one thread, on the pairs of a real pile.
+
+Run from the repository root:
+
+    .venv/bin/python -m scripts.bench.narrow                       # 1,000 bodies, pairs of step 240
+    .venv/bin/python -m scripts.bench.narrow --shape box --n 300 --step 120
+
+Each family drops the shapes benchmark's scene (scripts/bench/shapes.py, same seed; ellipsoids with the boxes'
+half extents as semi-axes) for --step steps, takes the pairs that touch and their normals, steps once more, and
+then times, in compiled loops over those pairs with the bodies' new poses, what the driver runs on a pair that
+touched last substep, warm-started from its normal there:
+
+- ellipsoids: the exact path (Newton on the width gap, narrowphase.minimise_width_gap_supports);
+- boxes: the separating-axis test (box_box.py), whatever the method;
+- superellipsoids: Newton on the normal, and the method's search where Newton does not settle
+  (smooth_contact.py);
+- hulls: GJK, then the method (EPA, MPR or SGJK) where they overlap (convex_distance.py).
+
+Then the patch at the answer's normal (patches.pair_patch), except for ellipsoid pairs, whose one point comes
+with their distance.
+One JSON line per family and method: ns per pair for the distance and for distance and patch together, and
+how often the method's answer was deeper than EPA's (a method that overstates nothing agrees with it).
+The loops compile in every run (about a minute; not cached, so that they never hold stale copies of
+the solver's kernels); the simulations load the solver's cached kernels.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+from numba import njit
+
+import solver
+from scripts.bench import shapes as shapes_bench
+from scripts.bench.pile import DT
+from solver.collision import driver, patches
+from solver.collision.convex_distance import PENETRATION
+from solver.collision.narrowphase import minimise_width_gap_supports, sym_at
+from solver.step import PAIRS
+
+FAMILIES = ("ellipsoid", "box", "superellipsoid", "hull")
+REPEATS = 5  # timed passes over the pairs; the fastest is reported
+
+
+@njit
+def _pose_pair(i, j, kind, params, position, rotation, k2, p2, x2, r2):
+    """Bodies i and j's kinds, parameter rows, positions and rotations into the pair's scratch."""
+    k2[0] = kind[i]
+    k2[1] = kind[j]
+    for k in range(params.shape[1]):
+        p2[0, k] = params[i, k]
+        p2[1, k] = params[j, k]
+    for r in range(3):
+        x2[0, r] = position[i, r]
+        x2[1, r] = position[j, r]
+        for k in range(3):
+            r2[0, r, k] = rotation[i, r, k]
+            r2[1, r, k] = rotation[j, r, k]
+
+
+@njit
+def _shape_pairs(pair_a, pair_b, normals, kind, params, hull_vertices, hull_faces, position, rotation, reach,
+                 penetration, with_patch, gaps):
+    """Distance (and patch) of each pair from its normal, as the driver runs a pair that touched; gaps into
+    ``gaps``; a checksum, so that nothing is optimised away."""
+    k2, p2, x2, r2 = driver.pair_pose_scratch()
+    search = driver.new_search_scratch()
+    scratch = patches.new_patch_scratch()
+    out = np.empty((patches.PATCH, 4))
+    total = 0.0
+    for q in range(pair_a.shape[0]):
+        i, j = pair_a[q], pair_b[q]
+        _pose_pair(i, j, kind, params, position, rotation, k2, p2, x2, r2)
+        gap, nx, ny, nz = driver.shape_pair_distance(k2, p2, hull_vertices, x2, r2, normals[q, 0], normals[q, 1],
+                                                     normals[q, 2], penetration, True, search)
+        gaps[q] = gap
+        total += gap
+        if with_patch:
+            total += patches.pair_patch(k2, p2, hull_vertices, hull_faces, x2, r2, nx, ny, nz, reach[i] + reach[j],
+                                        scratch, out)
+    return total
+
+
+@njit
+def _ellipsoid_pairs(pair_a, pair_b, normals, shape, position, gaps):
+    """The exact path of two ellipsoids from each pair's normal; gaps into ``gaps``; a checksum."""
+    total = 0.0
+    for q in range(pair_a.shape[0]):
+        i, j = pair_a[q], pair_b[q]
+        depth, _, _, _, _, _, _, _, _, _ = minimise_width_gap_supports(
+            sym_at(shape, i), sym_at(shape, j), position[j, 0] - position[i, 0], position[j, 1] - position[i, 1],
+            position[j, 2] - position[i, 2], normals[q, 0], normals[q, 1], normals[q, 2])
+        gaps[q] = -depth
+        total += depth
+    return total
+
+
+def touching_pairs(family: str, n: int, seed: int, step: int, penetration: str):
+    """The simulation one step after ``step`` and the pairs that touched at ``step`` with their normals then."""
+    scene = shapes_bench.make_scene(n, seed, family)
+    sim = solver.Simulation(shapes_bench.our_scene(scene), dt=DT, penetration=penetration)
+    sim.step(step)
+    pairs = driver._pair_arrays(sim._ws)
+    count = int(sim._ws.counters[PAIRS])
+    touching = np.nonzero(pairs[3][:count] != -np.inf)[0]
+    pair_a, pair_b = pairs[0][touching].copy(), pairs[1][touching].copy()
+    normals = np.ascontiguousarray(pairs[4][touching])
+    sim.step(1)
+    return sim, pair_a, pair_b, normals
+
+
+def measure(family: str, n: int, seed: int, step: int, methods) -> list[dict]:
+    sim, pair_a, pair_b, normals = touching_pairs(family, n, seed, step, "epa")
+    bodies, ws, body_shapes = sim._bodies, sim._ws, sim._shapes
+    gaps = np.empty(len(pair_a))
+
+    def best_of(call):
+        call()  # compile or load, and warm the caches
+        fastest = np.inf
+        for _ in range(REPEATS):
+            start = time.perf_counter()
+            call()
+            fastest = min(fastest, time.perf_counter() - start)
+        return 1e9 * fastest / max(1, len(pair_a))
+
+    results = []
+    if family == "ellipsoid":
+        ns = best_of(lambda: _ellipsoid_pairs(pair_a, pair_b, normals, ws.shape, bodies.position, gaps))
+        return [dict(family=family, method="exact", n=n, step=step, pairs=len(pair_a), distance_ns_per_pair=ns)]
+    reference = None
+    for method in methods:
+        code = PENETRATION.index(method)
+
+        def run(with_patch, code=code):
+            return _shape_pairs(pair_a, pair_b, normals, body_shapes.kind, body_shapes.params,
+                               body_shapes.hull_vertices, body_shapes.hull_faces, bodies.position, ws.rotation,
+                               ws.reach, code, with_patch, gaps)
+
+        distance = best_of(lambda: run(False))
+        answer = gaps.copy()
+        if reference is None:
+            reference = answer  # EPA's, the first method
+        size = float(np.abs(body_shapes.size).max())
+        deeper = int((answer < reference - 1e-9 * size).sum())
+        results.append(dict(family=family, method=method, n=n, step=step, pairs=len(pair_a),
+                            distance_ns_per_pair=distance, with_patch_ns_per_pair=best_of(lambda: run(True)),
+                            deeper_than_epa=deeper))
+        if family == "box":
+            break  # two boxes always take the separating-axis test
+    return results
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--shape", default=",".join(FAMILIES), help=f"comma list of {', '.join(FAMILIES)}")
+    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--step", type=int, default=240, help="the step whose touching pairs are timed")
+    parser.add_argument("--penetration", default="epa,mpr,sgjk", help="comma list; epa first (the reference)")
+    args = parser.parse_args(argv)
+    methods = args.penetration.split(",")
+    if methods[0] != "epa":
+        parser.error("--penetration must start with epa: the other methods are compared with it")
+    for family in args.shape.split(","):
+        if family not in FAMILIES:
+            parser.error(f"unknown shape {family!r}; they are {', '.join(FAMILIES)}")
+        for result in measure(family, args.n, args.seed, args.step, methods):
+            print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
