@@ -60,6 +60,17 @@ def _cross_along(nx, ny, nz, ux, uy, uz, vx, vy, vz):
     return nx * (uy * vz - uz * vy) + ny * (uz * vx - ux * vz) + nz * (ux * vy - uy * vx)
 
 
+@njit(**JIT, inline="always")
+def _pseudo_angle(x, y):
+    """A strictly increasing function of atan2(y, x) on (-pi, pi], in (-2, 2]: orders directions as the angle does,
+    without its cost (a sixth of a box pair's patch)."""
+    r = abs(x) + abs(y)
+    if r == 0.0:
+        return 0.0
+    turn = 1.0 - x / r
+    return turn if y >= 0.0 else -turn
+
+
 @njit(**JIT)
 def _hull_face(params, hull_vertices, hull_faces, dx, dy, dz, local):
     """Corners of the hull face that holds the most of the hull's top along the local direction d (the
@@ -119,21 +130,29 @@ def _hull_face(params, hull_vertices, hull_faces, dx, dy, dz, local):
     length = np.sqrt(ex * ex + ey * ey + ez * ez)
     ex, ey, ez = ex / length, ey / length, ez / length
     fx, fy, fz = ny * ez - nz * ey, nz * ex - nx * ez, nx * ey - ny * ex
+    # members sorted in place by angle (an insertion sort: faces have a few corners)
     angles = np.empty(found)
     for m in range(found):
-        px = hull_vertices[members[m], 0] - cx
-        py = hull_vertices[members[m], 1] - cy
-        pz = hull_vertices[members[m], 2] - cz
-        angles[m] = np.arctan2(px * fx + py * fy + pz * fz, px * ex + py * ey + pz * ez)
-    order = np.argsort(angles)
+        v = members[m]
+        px = hull_vertices[v, 0] - cx
+        py = hull_vertices[v, 1] - cy
+        pz = hull_vertices[v, 2] - cz
+        angle = _pseudo_angle(px * ex + py * ey + pz * ez, px * fx + py * fy + pz * fz)
+        k = m
+        while k > 0 and angles[k - 1] > angle:
+            angles[k] = angles[k - 1]
+            members[k] = members[k - 1]
+            k -= 1
+        angles[k] = angle
+        members[k] = v
     stride = 1 if found <= MAX_FEATURE else (found + MAX_FEATURE - 1) // MAX_FEATURE
     start = 0
     for m in range(found):
-        if members[order[m]] == top:
+        if members[m] == top:
             start = m % stride
     kept = 0
     for m in range(start, found, stride):
-        v = members[order[m]]
+        v = members[m]
         local[kept, 0] = hull_vertices[v, 0]
         local[kept, 1] = hull_vertices[v, 1]
         local[kept, 2] = hull_vertices[v, 2]
@@ -374,17 +393,6 @@ def reduce_patch(points, depth, count, nx, ny, nz, keep):
             keep[kept] = k
             kept += 1
     return kept
-
-
-@njit(**JIT, inline="always")
-def _pseudo_angle(x, y):
-    """A strictly increasing function of atan2(y, x) on (-pi, pi], in (-2, 2]: orders directions as the angle does,
-    without its cost (a sixth of a box pair's patch)."""
-    r = abs(x) + abs(y)
-    if r == 0.0:
-        return 0.0
-    turn = 1.0 - x / r
-    return turn if y >= 0.0 else -turn
 
 
 @njit(**JIT)
