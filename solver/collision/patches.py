@@ -71,6 +71,19 @@ def _pseudo_angle(x, y):
     return turn if y >= 0.0 else -turn
 
 
+@njit(**JIT, inline="always")
+def _insert_by_angle(angles, items, count, angle, item):
+    """Insert item, at angle, into items[:count] kept in increasing angles[:count] (a step of an insertion sort;
+    items[count] and angles[count] may be overwritten)."""
+    k = count
+    while k > 0 and angles[k - 1] > angle:
+        angles[k] = angles[k - 1]
+        items[k] = items[k - 1]
+        k -= 1
+    angles[k] = angle
+    items[k] = item
+
+
 @njit(**JIT)
 def _hull_face(params, hull_vertices, hull_faces, dx, dy, dz, local):
     """Corners of the hull face that holds the most of the hull's top along the local direction d (the
@@ -137,14 +150,8 @@ def _hull_face(params, hull_vertices, hull_faces, dx, dy, dz, local):
         px = hull_vertices[v, 0] - cx
         py = hull_vertices[v, 1] - cy
         pz = hull_vertices[v, 2] - cz
-        angle = _pseudo_angle(px * ex + py * ey + pz * ez, px * fx + py * fy + pz * fz)
-        k = m
-        while k > 0 and angles[k - 1] > angle:
-            angles[k] = angles[k - 1]
-            members[k] = members[k - 1]
-            k -= 1
-        angles[k] = angle
-        members[k] = v
+        _insert_by_angle(angles, members, m, _pseudo_angle(px * ex + py * ey + pz * ez, px * fx + py * fy + pz * fz),
+                         v)
     stride = 1 if found <= MAX_FEATURE else (found + MAX_FEATURE - 1) // MAX_FEATURE
     start = 0
     for m in range(found):
@@ -421,15 +428,8 @@ def _order_around(points, keep, count, nx, ny, nz, rotation, angles):
         cz += points[keep[k], 2] / count
     for k in range(count):
         px, py, pz = points[keep[k], 0] - cx, points[keep[k], 1] - cy, points[keep[k], 2] - cz
-        angle = _pseudo_angle(px * ex + py * ey + pz * ez, px * fx + py * fy + pz * fz)
-        index = keep[k]
-        m = k
-        while m > 0 and angles[m - 1] > angle:
-            angles[m] = angles[m - 1]
-            keep[m] = keep[m - 1]
-            m -= 1
-        angles[m] = angle
-        keep[m] = index
+        _insert_by_angle(angles, keep, k, _pseudo_angle(px * ex + py * ey + pz * ez, px * fx + py * fy + pz * fz),
+                         keep[k])
 
 
 @njit(**JIT)
