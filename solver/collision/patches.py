@@ -47,6 +47,14 @@ def _to_world(position, rotation, x, y, z, out, k):
 
 
 @njit(**JIT, inline="always")
+def _to_local(rotation, nx, ny, nz):
+    """The world direction n in the body's frame: R^T n."""
+    return (rotation[0, 0] * nx + rotation[1, 0] * ny + rotation[2, 0] * nz,
+            rotation[0, 1] * nx + rotation[1, 1] * ny + rotation[2, 1] * nz,
+            rotation[0, 2] * nx + rotation[1, 2] * ny + rotation[2, 2] * nz)
+
+
+@njit(**JIT, inline="always")
 def _face_normal(vertices, a, b, c):
     """(b - a) x (c - a): the outward normal of a counter-clockwise triangle, times twice its area."""
     ux, uy, uz = vertices[b, 0] - vertices[a, 0], vertices[b, 1] - vertices[a, 1], vertices[b, 2] - vertices[a, 2]
@@ -199,9 +207,7 @@ def supporting_feature(kind, params, hull_vertices, hull_faces, position, rotati
     A face gives its corners in order around it, a segment its two ends, a smooth shape its support point.
     ``local`` is (MAX_FEATURE, 3) scratch.
     """
-    dx = rotation[0, 0] * nx + rotation[1, 0] * ny + rotation[2, 0] * nz
-    dy = rotation[0, 1] * nx + rotation[1, 1] * ny + rotation[2, 1] * nz
-    dz = rotation[0, 2] * nx + rotation[1, 2] * ny + rotation[2, 2] * nz
+    dx, dy, dz = _to_local(rotation, nx, ny, nz)
     if kind == BOX:
         _box_face(params, position, rotation, dx, dy, dz, out)
         return 4
@@ -268,9 +274,7 @@ def rounded_corners(kind, params, hull_vertices, position, rotation, nx, ny, nz,
     Its flat faces meet a plane in a patch, not a point (a rounded box landing on one edge slams its
     face down within a substep); these points stand for that patch.
     """
-    dx = rotation[0, 0] * nx + rotation[1, 0] * ny + rotation[2, 0] * nz
-    dy = rotation[0, 1] * nx + rotation[1, 1] * ny + rotation[2, 1] * nz
-    dz = rotation[0, 2] * nx + rotation[1, 2] * ny + rotation[2, 2] * nz
+    dx, dy, dz = _to_local(rotation, nx, ny, nz)
     x, y, z = support_xyz(kind, params, hull_vertices, dx, dy, dz)
     _to_world(position, rotation, x, y, z, out, 0)
     # the two body axes most across d, made perpendicular to it
@@ -457,9 +461,8 @@ def _pair_feature(kind, params, hull_vertices, hull_faces, position, rotation, n
         return 4, nx * local[0, 0] + ny * local[0, 1] + nz * local[0, 2], True
     if kind == BOX:
         # the common case without the general call (its seven array arguments cost more than the corners)
-        _box_face(params, position, rotation, rotation[0, 0] * nx + rotation[1, 0] * ny + rotation[2, 0] * nz,
-                  rotation[0, 1] * nx + rotation[1, 1] * ny + rotation[2, 1] * nz,
-                  rotation[0, 2] * nx + rotation[1, 2] * ny + rotation[2, 2] * nz, out)
+        dx, dy, dz = _to_local(rotation, nx, ny, nz)
+        _box_face(params, position, rotation, dx, dy, dz, out)
         count = 4
     else:
         count = supporting_feature(kind, params, hull_vertices, hull_faces, position, rotation, nx, ny, nz, out,
