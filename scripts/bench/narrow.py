@@ -45,22 +45,6 @@ REPEATS = 5  # timed passes over the pairs; the fastest is reported
 
 
 @njit
-def _pose_pair(i, j, kind, params, position, rotation, k2, p2, x2, r2):
-    """Bodies i and j's kinds, parameter rows, positions and rotations into the pair's scratch."""
-    k2[0] = kind[i]
-    k2[1] = kind[j]
-    for k in range(params.shape[1]):
-        p2[0, k] = params[i, k]
-        p2[1, k] = params[j, k]
-    for r in range(3):
-        x2[0, r] = position[i, r]
-        x2[1, r] = position[j, r]
-        for k in range(3):
-            r2[0, r, k] = rotation[i, r, k]
-            r2[1, r, k] = rotation[j, r, k]
-
-
-@njit
 def _shape_pairs(pair_a, pair_b, normals, kind, params, hull_vertices, hull_faces, position, rotation, reach,
                  penetration, with_patch, gaps):
     """Distance (and patch) of each pair from its normal, as the driver runs a pair that touched; gaps into
@@ -72,7 +56,7 @@ def _shape_pairs(pair_a, pair_b, normals, kind, params, hull_vertices, hull_face
     total = 0.0
     for q in range(pair_a.shape[0]):
         i, j = pair_a[q], pair_b[q]
-        _pose_pair(i, j, kind, params, position, rotation, k2, p2, x2, r2)
+        driver.load_pair_pose(kind, params, position, rotation, i, j, k2, p2, x2, r2)
         gap, nx, ny, nz = driver.shape_pair_distance(k2, p2, hull_vertices, x2, r2, normals[q, 0], normals[q, 1],
                                                      normals[q, 2], penetration, True, search)
         gaps[q] = gap

@@ -152,6 +152,23 @@ def pair_pose_scratch():
     return np.empty(2, dtype=np.int64), np.empty((2, PARAMS)), np.empty((2, 3)), np.empty((2, 3, 3))
 
 
+@njit(**JIT, inline="always")
+def load_pair_pose(kind, body_params, position, rotation, i, j, kinds, params, positions, rotations):
+    """Bodies i and j's kinds, parameter rows, positions and rotations into a pair's scratch (pair_pose_scratch).
+
+    Element by element: a row copied as a slice cost about as much as a box pair's distance.
+    """
+    for side in range(2):
+        body = i if side == 0 else j
+        kinds[side] = kind[body]
+        for k in range(params.shape[1]):
+            params[side, k] = body_params[body, k]
+        for r in range(3):
+            positions[side, r] = position[body, r]
+            for k in range(3):
+                rotations[side, r, k] = rotation[body, r, k]
+
+
 @njit(**JIT)
 def _shape_pair_scratch():
     """Scratch of _collide_shape_pair: pair_pose_scratch, then the patch's scratch, the patch and the search's."""
@@ -217,16 +234,7 @@ def _collide_shape_pair(position, rotation, reach_of, shapes, pairs, p, i, j, hx
                          (size[i, 0] + reach_a, size[i, 1] + reach_a, size[i, 2] + reach_a),
                          (size[j, 0] + reach_b, size[j, 1] + reach_b, size[j, 2] + reach_b)):
         return
-    for side in range(2):
-        body = i if side == 0 else j
-        kinds[side] = shapes.kind[body]
-        # element by element: a row copied as a slice cost about as much as the box pair's distance
-        for k in range(params.shape[1]):
-            params[side, k] = shapes.params[body, k]
-        for r in range(3):
-            positions[side, r] = position[body, r]
-            for k in range(3):
-                rotations[side, r, k] = rotation[body, r, k]
+    load_pair_pose(shapes.kind, shapes.params, position, rotation, i, j, kinds, params, positions, rotations)
     if not touching:
         # apart last substep, or new: the gap along the start direction bounds the distance from below (the
         # distance is the largest gap over all directions), so a pair still apart beyond the reach along it is
