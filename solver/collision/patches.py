@@ -455,9 +455,10 @@ def _pair_feature(kind, params, hull_vertices, hull_faces, position, rotation, n
     supports, and its own support point waits in out[MAX_FEATURE - 1]."""
     if kind == SUPERELLIPSOID and min(params[3], params[4]) < 1.0:
         rounded_corners(kind, params, hull_vertices, position, rotation, nx, ny, nz, local)
-        for k in range(4):
-            out[k, :] = local[k + 1, :]
-        out[MAX_FEATURE - 1, :] = local[0, :]
+        for r in range(3):  # element by element, as in _clip_polygon
+            for k in range(4):
+                out[k, r] = local[k + 1, r]
+            out[MAX_FEATURE - 1, r] = local[0, r]
         return 4, nx * local[0, 0] + ny * local[0, 1] + nz * local[0, 2], True
     if kind == BOX:
         # the common case without the general call (its seven array arguments cost more than the corners)
