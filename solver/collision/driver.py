@@ -39,7 +39,7 @@ from numba import njit, prange
 
 from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, ZERO
 from ..model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
-from ..shapes.support import BOX, ELLIPSOID, PARAMS
+from ..shapes.support import BOX, ELLIPSOID, PARAMS, smooth_kind
 from .convex_distance import contact_distance, new_search_scratch
 from .normal_refinement import minkowski_support
 from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_tube_depth,
@@ -48,7 +48,7 @@ from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_tu
 from .box_box import box_box_distance
 from .bvh import query
 from .patches import PATCH, new_patch_scratch, pair_patch, plane_patch
-from .smooth_contact import smooth_contact_distance, smooth_kind
+from .smooth_contact import smooth_contact_distance
 from .triangle_contact import new_triangle_scratch, triangle_patch
 
 # of two boxes' size: how much wider than their separating-axis gap a patch may state theirs before GJK decides

@@ -21,22 +21,17 @@ Which stationary point is the answer:
 from numba import njit
 
 from ..math3d import JIT
-from ..shapes.support import ELLIPSOID, SUPERELLIPSOID, bounding_radius
+from ..shapes.support import bounding_radius
 from .convex_distance import contact_distance
 from .normal_refinement import refine_normal
 
 # of the pair's size: Newton's answer is taken where the gap's gradient on the sphere is below this. The gap's
 # error is then about gradient^2 / curvature (1e-16 of the size) and the normal's about gradient / size.
 STATIONARY = 1e-9
-# Newton steps before the search takes over: from last substep's normal most pairs of a pile need 2 to 4 (rounded
-# boxes resting face to face converge only linearly, and those that take more than this rarely end on a smooth optimum)
-ITERATIONS = 8
-
-
-@njit(**JIT, inline="always")
-def smooth_kind(kind):
-    """Kinds with one support point per direction and a differentiable support function."""
-    return kind == ELLIPSOID or kind == SUPERELLIPSOID
+# Newton steps before the search takes over: from last substep's normal most pairs of a pile need 2 to 4, but rounded
+# boxes resting face to face converge only linearly. Of a superellipsoid pile's touching pairs 87% settle within 8, 94%
+# within 12; each step (one support evaluation with its curvature) costs far less than the search
+ITERATIONS = 12
 
 
 @njit(**JIT)

@@ -50,6 +50,35 @@ def _dual_pair(x, y, e):
     return top * total * shrink, rise * shrink, shrink
 
 
+# the smallest ratio of a component to its pair's norm at which _dual_pair_curvature takes the curvature: towards
+# a rounded face's normal the support function's curvature grows without bound (the face is flat to high order)
+FLAT = 1e-7
+
+
+@njit(**JIT, inline="always")
+def _dual_pair_curvature(x, y, norm, s, t, e):
+    """Hessian (xx, xy, yy) at (x, y) >= 0 of the dual norm whose value and gradient (s, t) _dual_pair returned.
+
+    With u = x / norm, v = y / norm and p the dual exponent, it is (p - 1) / norm times
+    (u^(p-2) v^p, -(u v)^(p-1), v^(p-2) u^p), from s = u^(p-1) and t = v^(p-1) without another power
+    while u and v are at least FLAT.
+    """
+    if norm <= 0.0 or e >= 2.0:  # the max norm is piecewise linear
+        return 0.0, 0.0, 0.0
+    p = 2.0 / (2.0 - e)
+    c = (p - 1.0) / norm
+    u, v = x / norm, y / norm
+    su = s / u if u >= FLAT else FLAT ** (p - 2.0)
+    tv = t / v if v >= FLAT else FLAT ** (p - 2.0)
+    return c * su * t * v, -c * s * t, c * tv * s * u
+
+
+@njit(**JIT, inline="always")
+def smooth_kind(kind):
+    """Kinds with one support point per direction and a differentiable support function (support_curvature)."""
+    return kind == ELLIPSOID or kind == SUPERELLIPSOID
+
+
 @njit(**JIT, inline="always")
 def _sign(x):
     return 1.0 if x >= 0.0 else -1.0
@@ -85,6 +114,39 @@ def support_xyz(kind, params, hull_vertices, dx, dy, dz):
         if value > best_value:
             best, best_value = k, value
     return hull_vertices[best, 0], hull_vertices[best, 1], hull_vertices[best, 2]
+
+
+@njit(**JIT)
+def support_curvature(kind, params, dx, dy, dz):
+    """Support point and the Hessian of the support function h at the local direction d, for a smooth kind.
+
+    Returns (x, y, z, hxx, hxy, hxz, hyy, hyz, hzz): the Hessian is the derivative of the support point
+    with respect to d, whose quadratic form on the tangents of d holds the surface's radii of curvature
+    there (Newton's model in normal_refinement.py). Other kinds give a zero Hessian and the origin.
+    """
+    if kind == ELLIPSOID:
+        aa, bb, cc = params[0] * params[0], params[1] * params[1], params[2] * params[2]
+        ax, ay, az = aa * dx, bb * dy, cc * dz
+        h = np.sqrt(ax * dx + ay * dy + az * dz)
+        if h <= 0.0:
+            return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        # h = |diag(a) d|: its Hessian is (diag(a^2) - s s^T) / h at the support point s
+        x, y, z = ax / h, ay / h, az / h
+        return (x, y, z, (aa - x * x) / h, -x * y / h, -x * z / h, (bb - y * y) / h, -y * z / h,
+                (cc - z * z) / h)
+    if kind == SUPERELLIPSOID:
+        a, b, c, e1, e2 = params[0], params[1], params[2], params[3], params[4]
+        big_x, big_y, big_z = abs(a * dx), abs(b * dy), abs(c * dz)
+        sigma, u, v = _dual_pair(big_x, big_y, e2)
+        h, rho, w = _dual_pair(sigma, big_z, e1)
+        nxx, nxy, nyy = _dual_pair_curvature(big_x, big_y, sigma, u, v, e2)
+        qss, qsz, qzz = _dual_pair_curvature(sigma, big_z, h, rho, w, e1)
+        # h = N_1(N_2(X, Y), Z) with X = |a dx|, ...: the chain rule, then back to d through the signs and scales
+        sx, sy, sz = _sign(dx) * a, _sign(dy) * b, _sign(dz) * c
+        return (sx * rho * u, sy * rho * v, sz * w,
+                sx * sx * (qss * u * u + rho * nxx), sx * sy * (qss * u * v + rho * nxy), sx * sz * qsz * u,
+                sy * sy * (qss * v * v + rho * nyy), sy * sz * qsz * v, sz * sz * qzz)
+    return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
 
 
 @njit(**JIT)

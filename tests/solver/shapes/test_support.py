@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from solver.shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Superellipsoid, encode_shapes
-from solver.shapes.support import bounding_radius, support, support_xyz
+from solver.shapes.support import bounding_radius, support, support_curvature, support_xyz
 
 
 def directions(rng, count):
@@ -89,6 +89,48 @@ def test_superellipsoid_support_is_on_the_surface_with_normal_along_the_directio
         assert np.all(np.einsum("ij,ij->i", g, dirs[generic]) > 0)
     surface = superellipsoid_surface(axes, exponents)
     check_against_samples(points, dirs, surface.reshape(-1, 3), grid_spacing(surface))
+
+
+def curvature(shape, d):
+    """support_curvature's support point and Hessian (3 x 3) at direction d."""
+    kinds, params, _ = encode_shapes([shape])
+    out = support_curvature(kinds[0], params[0], *d)
+    xx, xy, xz, yy, yz, zz = out[3:]
+    return np.array(out[:3]), np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+
+
+@pytest.mark.parametrize("axes, exponents", [(axes, exponents) for axes, exponents in SUPERELLIPSOIDS
+                                             if max(exponents) < 2.0] + [((0.3, 1.1, 0.6), None)])
+def test_support_curvature_is_the_derivative_of_the_support_point(axes, exponents):
+    """The Hessian of h is d(support point)/d(direction): central differences of support_xyz agree, it is
+    symmetric and positive semi-definite (h is convex), and H d = 0 (h is homogeneous of degree 1)."""
+    shape = Ellipsoid(axes) if exponents is None else Superellipsoid(axes, exponents)
+    kinds, params, hull = encode_shapes([shape])
+    rng = np.random.default_rng(4)
+    dirs = rng.normal(size=(300, 3))
+    dirs /= np.linalg.norm(dirs, axis=1)[:, None]
+    dirs = dirs[np.all(np.abs(dirs) > 0.05, axis=1)]  # away from the faces, where the curvature is capped
+    step = 1e-6
+    for d in dirs:
+        point, hessian = curvature(shape, d)
+        np.testing.assert_allclose(point, support_xyz(kinds[0], params[0], hull, *d), rtol=0, atol=1e-14)
+        numeric = np.empty((3, 3))
+        for j in range(3):
+            e = np.zeros(3)
+            e[j] = step
+            numeric[:, j] = (np.array(support_xyz(kinds[0], params[0], hull, *(d + e)))
+                             - np.array(support_xyz(kinds[0], params[0], hull, *(d - e)))) / (2 * step)
+        # central differences err by step^2 times the third derivative (with components above 0.05 and dual
+        # exponents up to 20, below 1e-6 of the Hessian's size) plus the points' rounding over the step
+        size = np.abs(hessian).max()
+        rounding = 4 * np.finfo(float).eps * max(axes) / step
+        np.testing.assert_allclose(hessian, numeric, rtol=0, atol=1e-6 * size + rounding)
+        np.testing.assert_allclose(hessian @ d, 0.0, rtol=0, atol=1e-9 * size)
+        assert np.linalg.eigvalsh(hessian).min() >= -1e-9 * size
+    # on the axes, where a rounded face's curvature has no bound, it stays finite, symmetric and convex
+    for d in np.eye(3):
+        _, hessian = curvature(shape, d)
+        assert np.all(np.isfinite(hessian)) and np.linalg.eigvalsh(hessian).min() >= -1e-9 * np.abs(hessian).max()
 
 
 def test_ellipsoid_support_is_the_closed_form():
