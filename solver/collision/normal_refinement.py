@@ -25,6 +25,7 @@ MAX_ITERATIONS = 16
 DIFFERENCE_STEP = 1e-7  # radians: the finite-difference Hessian's truncation and rounding errors balance near here
 MAX_HALVINGS = 8
 ROUNDING = 4.0 * np.finfo(np.float64).eps  # the error of n.x(n) relative to the size of the points in it
+TURN = 1e-6  # radians: with ``close``, the steps also stop once the model's step to the optimum is below this
 
 
 @njit(**JIT)
@@ -92,12 +93,17 @@ def _tilted(nx, ny, nz, t1x, t1y, t1z, t2x, t2y, t2z, u, v):
 
 @njit(**JIT)
 def refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, scale, stop=1e-15,
-                  iterations=MAX_ITERATIONS):
+                  iterations=MAX_ITERATIONS, close=0.0):
     """Raise the gap g(n) from the unit normal n by safeguarded Newton steps on the sphere.
 
-    ``scale`` is the pair's size: the steps stop once the gradient is below ``stop`` times it, or after
-    ``iterations`` steps. Returns (gap, nx, ny, nz, gradient): the
-    gradient's length there tells a smooth optimum (rounding error) from a crease or kink.
+    ``scale`` is the pair's size: the steps stop once the gradient is below ``stop`` times it, once the
+    closed-form model predicts that the gap can rise by no more than ``close`` times it and the normal turn
+    by no more than TURN, or after ``iterations`` steps. Returns (gap, nx, ny, nz, gradient, rise): the
+    gradient's length there tells a smooth optimum (rounding error) from a crease or kink; ``rise`` is
+    that prediction of the gap's remaining rise, the Newton decrement r^T J^-1 r / 2 (infinite without a
+    closed-form Hessian or where the model is not convex). Rounded faces pressed together converge only
+    linearly (h_C grows as |angle|^p, 1 < p < 2, about their normal), and there it overstates the rise
+    p / (2 (p - 1)) times.
     """
     # both smooth: the Hessian in closed form with each support point; otherwise from differences
     closed_form = smooth_kind(kinds[0]) and smooth_kind(kinds[1])
@@ -111,8 +117,10 @@ def refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz
     # x is a difference of points about this far from the origin: the size of its rounding error
     magnitude = scale + np.sqrt(positions[0, 0] ** 2 + positions[0, 1] ** 2 + positions[0, 2] ** 2) + np.sqrt(
         positions[1, 0] ** 2 + positions[1, 1] ** 2 + positions[1, 2] ** 2)
-    for _ in range(iterations):
-        if gradient <= stop * scale:
+    rise = np.inf
+    # the last pass only measures the prediction at the answer
+    for step in range(iterations + 1):
+        if gradient <= stop * scale or (step == iterations and not closed_form):
             break
         t1x, t1y, t1z, t2x, t2y, t2z = orthonormal_basis(nx, ny, nz)
         r1 = t1x * xx + t1y * xy + t1z * xz
@@ -132,12 +140,19 @@ def refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz
         trace, det = j11 + j22, j11 * j22 - j12 * j12
         smallest = 0.5 * trace - np.sqrt(max(0.25 * trace * trace - det, 0.0))
         floor = 1e-3 * max(abs(phi), 1e-6 * scale)
-        if smallest < floor:
+        convex = smallest >= floor
+        if not convex:
             j11 += floor - smallest
             j22 += floor - smallest
             det = j11 * j22 - j12 * j12
         du = -(j22 * r1 - j12 * r2) / det
         dv = -(j11 * r2 - j12 * r1) / det
+        if closed_form and convex:
+            rise = -0.5 * (du * r1 + dv * r2)
+            if rise <= close * scale and du * du + dv * dv <= TURN * TURN:
+                break
+        if step == iterations:
+            break
         # a step is taken if it lowers h_C, or, once h_C is flat to rounding (its change then is the
         # gradient squared, below a double's resolution), if it halves the gradient and raises h_C by
         # no more than rounding
@@ -172,9 +187,10 @@ def refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz
                         trial_gradient = _tangential(px, py, pz, qx, qy, qz)
                 nx, ny, nz, xx, xy, xz, phi, gradient = px, py, pz, qx, qy, qz, trial, trial_gradient
                 h11, h12, h22 = g11, g12, g22
+                rise = np.inf
                 accepted = True
                 break
             du, dv = 0.5 * du, 0.5 * dv
         if not accepted or du * du + dv * dv <= 1e-30:
             break
-    return -phi, nx, ny, nz, gradient
+    return -phi, nx, ny, nz, gradient, rise

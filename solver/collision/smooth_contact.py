@@ -28,6 +28,10 @@ from .normal_refinement import refine_normal
 # of the pair's size: Newton's answer is taken where the gap's gradient on the sphere is below this. The gap's
 # error is then about gradient^2 / curvature (1e-16 of the size) and the normal's about gradient / size.
 STATIONARY = 1e-9
+# of the pair's size: or where Newton's closed-form model predicts that the gap can rise by no more than this (the
+# Newton decrement), a thousandth of the search's tolerance (CURVED_TOLERANCE). Rounded boxes resting face to face
+# converge only linearly; the search, whose normals are off by up to a milliradian, would not do better there
+CLOSE = 1e-10
 # Newton steps before the search takes over: from last substep's normal most pairs of a pile need 2 to 4, but rounded
 # boxes resting face to face converge only linearly. Of a superellipsoid pile's touching pairs 87% settle within 8, 94%
 # within 12; each step (one support evaluation with its curvature) costs far less than the search
@@ -46,14 +50,14 @@ def smooth_contact_distance(kinds, params, hull_vertices, positions, rotations, 
     """
     scale = (bounding_radius(kinds[0], params[0], hull_vertices)
              + bounding_radius(kinds[1], params[1], hull_vertices))
-    gap, rx, ry, rz, gradient = refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, scale,
-                                              STATIONARY, ITERATIONS)
-    if gradient <= STATIONARY * scale and (touching or gap > 0.0):
+    gap, rx, ry, rz, gradient, rise = refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
+                                                    scale, STATIONARY, ITERATIONS, CLOSE)
+    if (gradient <= STATIONARY * scale or rise <= CLOSE * scale) and (touching or gap > 0.0):
         return gap, rx, ry, rz
     # the search finds the right basin (the global one for EPA) to its tolerance; Newton polishes the normal there
     gap, nx, ny, nz = contact_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, method, scratch)
-    refined, rx, ry, rz, _ = refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, scale,
-                                           STATIONARY, ITERATIONS)
+    refined, rx, ry, rz, _, _ = refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, scale,
+                                              STATIONARY, ITERATIONS, CLOSE)
     if refined > gap:
         return refined, rx, ry, rz
     return gap, nx, ny, nz
