@@ -95,9 +95,18 @@ def cross(ax, ay, az, bx, by, bz):
 
 @njit(**JIT, inline="always")
 def mat_vec(m, x, y, z):
+    """M v: with a body's rotation, a vector of its frame in the world's."""
     return (m[0, 0] * x + m[0, 1] * y + m[0, 2] * z,
             m[1, 0] * x + m[1, 1] * y + m[1, 2] * z,
             m[2, 0] * x + m[2, 1] * y + m[2, 2] * z)
+
+
+@njit(**JIT, inline="always")
+def mat_t_vec(m, x, y, z):
+    """M^T v: with a body's rotation, a world vector in the body's frame."""
+    return (m[0, 0] * x + m[1, 0] * y + m[2, 0] * z,
+            m[0, 1] * x + m[1, 1] * y + m[2, 1] * z,
+            m[0, 2] * x + m[1, 2] * y + m[2, 2] * z)
 
 
 @njit(**JIT, inline="always")

@@ -145,8 +145,8 @@ def signed_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, 
     gap, nx, ny, nz = _search(kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
                               (TOLERANCE if polytopes else CURVED_TOLERANCE) * scale, method, scale, scratch)
     if not polytopes:
-        refined, rx, ry, rz, gradient, _ = refine_normal(kinds, params, hull_vertices, positions, rotations, nx, ny, nz,
-                                                      scale, 1e-15, MAX_ITERATIONS)
+        refined, rx, ry, rz, gradient, _ = refine_normal(kinds, params, hull_vertices, positions, rotations,
+                                                         nx, ny, nz, scale, 1e-15, MAX_ITERATIONS)
         if refined > gap:
             gap, nx, ny, nz = refined, rx, ry, rz
         if gradient > SMOOTH_GRADIENT * scale:

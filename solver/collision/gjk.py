@@ -15,7 +15,7 @@ converges linearly and the caller polishes n (normal_refinement.py).
 import numpy as np
 from numba import njit
 
-from ..math3d import JIT
+from ..math3d import JIT, mat_t_vec
 from ..shapes.support import support_xyz
 
 MAX_ITERATIONS = 128
@@ -26,9 +26,7 @@ SEPARATED, CONTACT = 0, 1  # GJK's verdicts: a proven gap, or an origin within t
 @njit(**JIT)
 def support_posed(kind, params, hull_vertices, position, rotation, dx, dy, dz):
     """Support point in world coordinates of a shape placed at position with a rotation matrix."""
-    lx = rotation[0, 0] * dx + rotation[1, 0] * dy + rotation[2, 0] * dz
-    ly = rotation[0, 1] * dx + rotation[1, 1] * dy + rotation[2, 1] * dz
-    lz = rotation[0, 2] * dx + rotation[1, 2] * dy + rotation[2, 2] * dz
+    lx, ly, lz = mat_t_vec(rotation, dx, dy, dz)
     px, py, pz = support_xyz(kind, params, hull_vertices, lx, ly, lz)
     return (position[0] + rotation[0, 0] * px + rotation[0, 1] * py + rotation[0, 2] * pz,
             position[1] + rotation[1, 0] * px + rotation[1, 1] * py + rotation[1, 2] * pz,

@@ -10,14 +10,14 @@ space. On the sphere g's gradient is minus the tangential part of x, and its Hes
 end on polytope approximations of curved surfaces; a few Newton steps from their normal bring the
 gap to rounding error where the boundary is smooth. H is in closed form where both shapes are
 smooth (support_curvature: it comes with each support point, so a step costs one evaluation of
-x instead of three), and from finite differences of x along two tangents otherwise. Every step must raise g (which any n bounds from below), so the refinement
-never makes an answer worse, and it stops where x(n) is not smooth enough to help (flat faces,
+x instead of three), and from finite differences of x along two tangents otherwise. Every step
+must raise g (which any n bounds from below), so the refinement never makes an answer worse, and it stops where x(n) is not smooth enough to help (flat faces,
 edges and vertices, where GJK and EPA are exact).
 """
 import numpy as np
 from numba import njit
 
-from ..math3d import JIT, orthonormal_basis
+from ..math3d import JIT, mat_t_vec, orthonormal_basis
 from ..shapes.support import smooth_kind, support_curvature
 from .gjk import support_posed
 
@@ -40,16 +40,10 @@ def minkowski_support(kinds, params, hull_vertices, positions, rotations, nx, ny
 def _posed_curvature(kind, params, position, rotation, dx, dy, dz, t1x, t1y, t1z, t2x, t2y, t2z):
     """Support point in world coordinates along d, and the Hessian of the support function there as a
     quadratic form on the world tangents t1 and t2: (x, y, z, h11, h12, h22)."""
-    # the direction and the tangents in the body's frame: R^T v
-    lx = rotation[0, 0] * dx + rotation[1, 0] * dy + rotation[2, 0] * dz
-    ly = rotation[0, 1] * dx + rotation[1, 1] * dy + rotation[2, 1] * dz
-    lz = rotation[0, 2] * dx + rotation[1, 2] * dy + rotation[2, 2] * dz
-    ax = rotation[0, 0] * t1x + rotation[1, 0] * t1y + rotation[2, 0] * t1z
-    ay = rotation[0, 1] * t1x + rotation[1, 1] * t1y + rotation[2, 1] * t1z
-    az = rotation[0, 2] * t1x + rotation[1, 2] * t1y + rotation[2, 2] * t1z
-    bx = rotation[0, 0] * t2x + rotation[1, 0] * t2y + rotation[2, 0] * t2z
-    by = rotation[0, 1] * t2x + rotation[1, 1] * t2y + rotation[2, 1] * t2z
-    bz = rotation[0, 2] * t2x + rotation[1, 2] * t2y + rotation[2, 2] * t2z
+    # the direction and the tangents in the body's frame
+    lx, ly, lz = mat_t_vec(rotation, dx, dy, dz)
+    ax, ay, az = mat_t_vec(rotation, t1x, t1y, t1z)
+    bx, by, bz = mat_t_vec(rotation, t2x, t2y, t2z)
     px, py, pz, hxx, hxy, hxz, hyy, hyz, hzz = support_curvature(kind, params, lx, ly, lz)
     # H a and H b
     hax, hay, haz = hxx * ax + hxy * ay + hxz * az, hxy * ax + hyy * ay + hyz * az, hxz * ax + hyz * ay + hzz * az

@@ -21,7 +21,7 @@ keeps its order (and its warm-started impulses) from substep to substep.
 import numpy as np
 from numba import njit
 
-from ..math3d import JIT
+from ..math3d import JIT, mat_t_vec
 from ..shapes.support import BOX, CAPSULE, CYLINDER, HULL, SUPERELLIPSOID, support_xyz
 
 PATCH = 4          # contact points per pair at most
@@ -44,14 +44,6 @@ TURN_SAFETY = 2.0
 def _to_world(position, rotation, x, y, z, out, k):
     for r in range(3):
         out[k, r] = position[r] + rotation[r, 0] * x + rotation[r, 1] * y + rotation[r, 2] * z
-
-
-@njit(**JIT, inline="always")
-def _to_local(rotation, nx, ny, nz):
-    """The world direction n in the body's frame: R^T n."""
-    return (rotation[0, 0] * nx + rotation[1, 0] * ny + rotation[2, 0] * nz,
-            rotation[0, 1] * nx + rotation[1, 1] * ny + rotation[2, 1] * nz,
-            rotation[0, 2] * nx + rotation[1, 2] * ny + rotation[2, 2] * nz)
 
 
 @njit(**JIT, inline="always")
@@ -207,7 +199,7 @@ def supporting_feature(kind, params, hull_vertices, hull_faces, position, rotati
     A face gives its corners in order around it, a segment its two ends, a smooth shape its support point.
     ``local`` is (MAX_FEATURE, 3) scratch.
     """
-    dx, dy, dz = _to_local(rotation, nx, ny, nz)
+    dx, dy, dz = mat_t_vec(rotation, nx, ny, nz)
     if kind == BOX:
         _box_face(params, position, rotation, dx, dy, dz, out)
         return 4
@@ -274,7 +266,7 @@ def rounded_corners(kind, params, hull_vertices, position, rotation, nx, ny, nz,
     Its flat faces meet a plane in a patch, not a point (a rounded box landing on one edge slams its
     face down within a substep); these points stand for that patch.
     """
-    dx, dy, dz = _to_local(rotation, nx, ny, nz)
+    dx, dy, dz = mat_t_vec(rotation, nx, ny, nz)
     x, y, z = support_xyz(kind, params, hull_vertices, dx, dy, dz)
     _to_world(position, rotation, x, y, z, out, 0)
     # the two body axes most across d, made perpendicular to it
@@ -462,7 +454,7 @@ def _pair_feature(kind, params, hull_vertices, hull_faces, position, rotation, n
         return 4, nx * local[0, 0] + ny * local[0, 1] + nz * local[0, 2], True
     if kind == BOX:
         # the common case without the general call (its seven array arguments cost more than the corners)
-        dx, dy, dz = _to_local(rotation, nx, ny, nz)
+        dx, dy, dz = mat_t_vec(rotation, nx, ny, nz)
         _box_face(params, position, rotation, dx, dy, dz, out)
         count = 4
     else:

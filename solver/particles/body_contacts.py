@@ -36,7 +36,7 @@ from numba import njit
 
 from ..collision.broadphase import cell_hash
 from ..collision.point_distance import ellipsoid_distance, point_distance
-from ..math3d import JIT, cross, mat_vec, quat_to_matrix, world_inverse_inertia
+from ..math3d import JIT, cross, mat_t_vec, mat_vec, quat_to_matrix, world_inverse_inertia
 from .collisions import group_surface
 
 CELLS_PER_BODY = 32  # the grid's cell grows until the bodies' boxes cover at most this many cells per body
@@ -176,9 +176,7 @@ def _resolve_body(y, y0, size, i, wp, bodies, b, wb, ii, cx, cy, cz, nx, ny, nz,
 def _surface_distance(model, bodies, shapes, b, rot, px, py, pz):
     """(d, world outward normal) of the point p against body b (rotation ``rot``): point_distance in its frame."""
     dx, dy, dz = px - bodies.position[b, 0], py - bodies.position[b, 1], pz - bodies.position[b, 2]
-    lx = rot[0, 0] * dx + rot[1, 0] * dy + rot[2, 0] * dz
-    ly = rot[0, 1] * dx + rot[1, 1] * dy + rot[2, 1] * dz
-    lz = rot[0, 2] * dx + rot[1, 2] * dy + rot[2, 2] * dz
+    lx, ly, lz = mat_t_vec(rot, dx, dy, dz)
     if shapes is None:
         d, mx, my, mz = ellipsoid_distance(model.semi_axes[b, 0], model.semi_axes[b, 1], model.semi_axes[b, 2],
                                            lx, ly, lz)
