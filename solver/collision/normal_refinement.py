@@ -11,8 +11,9 @@ end on polytope approximations of curved surfaces; a few Newton steps from their
 gap to rounding error where the boundary is smooth. H is in closed form where both shapes are
 smooth (support_curvature: it comes with each support point, so a step costs one evaluation of
 x instead of three), and from finite differences of x along two tangents otherwise. Every step
-must raise g (which any n bounds from below), so the refinement never makes an answer worse, and it stops where x(n) is not smooth enough to help (flat faces,
-edges and vertices, where GJK and EPA are exact).
+must raise g (which any n bounds from below), so the refinement never makes an answer worse, and
+it stops where x(n) is not smooth enough to help (flat faces, edges and vertices, where GJK and
+EPA are exact).
 """
 import numpy as np
 from numba import njit
