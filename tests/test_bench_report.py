@@ -1,4 +1,6 @@
-"""The benchmark report's tables (scripts/bench/report.py): each column once, the threading layer second."""
+"""The benchmark report (scripts/bench/report.py): each column once, the threading layer second; the commit it names."""
+import subprocess
+
 from scripts.bench import report
 
 
@@ -20,3 +22,23 @@ def test_a_threading_layer_given_as_a_dict_is_shown_second_with_its_tbb_version(
     keys = header(rows)
     assert keys == ["engine", "threading_layer", "n", "steps_per_s"]
     assert "tbb_version 2022" in report._table(rows)[2]
+
+
+def test_the_commit_is_marked_changed_by_code_but_not_by_the_reports_own_files(tmp_path):
+    """A second record made before the first is committed measures the same code: only the files the report
+    writes differ, and they leave the commit unmarked. Any other tracked change marks it."""
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    for name in ("docs/benchmarks.md", "docs/bench/shapes.jsonl", "docs/images/bench-shapes.png", "solver/step.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("before\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start")
+    assert "uncommitted" not in report.commit(str(tmp_path))
+    for name in ("docs/benchmarks.md", "docs/bench/shapes.jsonl", "docs/images/bench-shapes.png"):
+        (tmp_path / name).write_text("after\n")
+    assert "uncommitted" not in report.commit(str(tmp_path))
+    (tmp_path / "solver/step.py").write_text("after\n")
+    assert report.commit(str(tmp_path)).endswith("(with uncommitted changes)")

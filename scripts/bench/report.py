@@ -50,10 +50,17 @@ def machine() -> str:
     return f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
-def commit() -> str:
-    result = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
-                           capture_output=True, text=True).stdout.strip()
+def commit(root: str = REPO_ROOT) -> str:
+    """HEAD's short hash, marked where tracked files differ from it.
+
+    The files the report itself writes (docs/benchmarks.md, docs/bench/, docs/images/) do not count: a
+    second record made before the first is committed measures the same code.
+    """
+    result = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
+    own = [os.path.relpath(path, REPO_ROOT) for path in (REPORT, BENCH_DIR, IMAGES)]
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "."]
+                           + [f":(exclude){path}" for path in own],
+                           cwd=root, capture_output=True, text=True).stdout.strip()
     return result.stdout.strip() + (" (with uncommitted changes)" if dirty else "")
 
 
