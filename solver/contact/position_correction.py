@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit, prange
 
-from ..collision.driver import pair_pose_scratch, shape_pair_distance
+from ..collision.driver import load_pair_shapes, pair_pose_scratch, shape_pair_distance
 from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, cross, quat_to_matrix, ZERO
 from ..shapes.support import ELLIPSOID, support_xyz
 from .push_sweeps import UNSUPPORTED, clear_pseudo, overlap_aim, push_sweeps
@@ -67,14 +67,10 @@ def _overlap_now(shapes, a, b, position, orientation, nx, ny, nz, scratch):
     """Overlap of bodies a and b (a pair not both ellipsoids) in their poses now, measured as the narrow phase
     does from their contact normal n (negative: apart)."""
     kinds, params, positions, rotations = scratch
-    for side in range(2):  # element by element: rows copied as slices cost hundreds of nanoseconds
-        body = a if side == 0 else b
-        kinds[side] = shapes.kind[body]
-        for k in range(params.shape[1]):
-            params[side, k] = shapes.params[body, k]
-        for r in range(3):
-            positions[side, r] = position[body, r]
-        quat_to_matrix(orientation[body], rotations[side])
+    # the rotations from the quaternions: the matrices of the workspace are those of the substep's start
+    load_pair_shapes(shapes.kind, shapes.params, position, a, b, kinds, params, positions)
+    quat_to_matrix(orientation[a], rotations[0])
+    quat_to_matrix(orientation[b], rotations[1])
     gap, _, _, _ = shape_pair_distance(kinds, params, shapes.hull_vertices, positions, rotations, nx, ny, nz,
                                        shapes.penetration, True)
     return -gap
