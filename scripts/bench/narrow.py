@@ -22,6 +22,11 @@ One JSON line per family and method: ns per pair for the distance and for distan
 how often the method's answer was deeper than EPA's (a method that overstates nothing agrees with it).
 The loops compile in every run (about a minute; not cached, so that they never hold stale copies of
 the solver's kernels); the simulations load the solver's cached kernels.
+
+With --stages it times instead every candidate pair of the next substep (box, superellipsoid and hull
+drops), grouped by the stage of the pair loop that settles it, each group on a pair list of its own through
+the driver's own pair loop (collision/driver.py, `_collide_pair_range`) on one thread: cheap rejections
+that cost more than their test show up there (docs/numba.md, non-inlined calls).
 """
 from __future__ import annotations
 
@@ -37,10 +42,13 @@ from scripts.bench import shapes as shapes_bench
 from scripts.bench.pile import DT
 from solver.collision import driver, patches
 from solver.collision.convex_distance import PENETRATION
-from solver.collision.narrowphase import minimise_width_gap_supports, sym_at
-from solver.step import PAIRS
+from solver.collision.narrowphase import boxes_overlap, minimise_width_gap_supports, sym_at
+from solver.step import PAIRS, broad_phase, forces
 
 FAMILIES = ("ellipsoid", "box", "superellipsoid", "hull")
+# the stage of the pair loop that settles a candidate pair, in the loop's order
+STAGES = ("bounding spheres apart", "touched last substep, touching", "touched last substep, apart",
+          "oriented boxes apart", "apart, found by the narrow phase", "new contact")
 REPEATS = 5  # timed passes over the pairs; the fastest is reported
 
 
@@ -136,6 +144,67 @@ def measure(family: str, n: int, seed: int, step: int, methods) -> list[dict]:
     return results
 
 
+@njit
+def _boxes_apart(rotation, size, reach, pair_a, pair_b, position, out):
+    """out[q]: whether pair q's oriented boxes, grown by the reaches, are apart (the driver's pre-test)."""
+    for q in range(pair_a.shape[0]):
+        i, j = pair_a[q], pair_b[q]
+        ra, rb = reach[i], reach[j]
+        out[q] = not boxes_overlap(rotation, i, j, position[j, 0] - position[i, 0], position[j, 1] - position[i, 1],
+                                   position[j, 2] - position[i, 2],
+                                   (size[i, 0] + ra, size[i, 1] + ra, size[i, 2] + ra),
+                                   (size[j, 0] + rb, size[j, 1] + rb, size[j, 2] + rb))
+
+
+def stage_costs(family: str, n: int, seed: int, step: int) -> list[dict]:
+    """ns per candidate pair of the next substep's pair loop, by the stage that settles it (STAGES)."""
+    sim, _, _, _ = touching_pairs(family, n, seed, step, "epa")
+    model, bodies, ws, settings, shapes = sim.model, sim._bodies, sim._ws, sim.settings, sim._kernel_shapes
+    forces(model, bodies, ws, settings, DT, sim._targets)  # the substep's reaches, then its candidate pairs
+    broad_phase(model, bodies, ws, settings, DT)
+    count = int(ws.counters[PAIRS])
+    stride = model.n_bodies + model.static_material.shape[0]
+    pairs = driver._pair_arrays(ws)
+    pair_a, pair_b, witness = pairs[0][:count].copy(), pairs[1][:count].copy(), pairs[2][:count].copy()
+    cache_key = bodies.cache_key[:bodies.cache_count[0]].copy()
+    inputs = (stride, bodies.position, ws.rotation, ws.shape, ws.reach, model.semi_axes, model.bounding_radius,
+              cache_key, bodies.cache_normal)
+    offset = bodies.position[pair_b] - bodies.position[pair_a]
+    extent = model.bounding_radius[pair_a] + model.bounding_radius[pair_b] + ws.reach[pair_a] + ws.reach[pair_b]
+    spheres_apart = (offset * offset).sum(axis=1) > extent * extent
+    keys = (pair_a * stride + pair_b) * patches.PATCH
+    found = np.minimum(np.searchsorted(cache_key, keys), max(0, len(cache_key) - 1))
+    touched = (cache_key[found] >= keys) & (cache_key[found] < keys + patches.PATCH) if len(cache_key) else keys < 0
+    boxes_apart = np.zeros(count, dtype=np.bool_)
+    _boxes_apart(ws.rotation, shapes.size, ws.reach, pair_a, pair_b, bodies.position, boxes_apart)
+
+    def own_list(chosen):
+        """A pair list of the chosen pairs, with their witnesses as they were."""
+        m = len(chosen)
+        return (pair_a[chosen], pair_b[chosen], witness[chosen], np.empty(m), np.empty((m, 3)), np.empty((m, 3)),
+                np.empty((m,) + pairs[6].shape[1:]), np.empty(m, dtype=pairs[7].dtype))
+
+    everything = own_list(np.arange(count))
+    driver._collide_pair_range(*inputs, everything, 0, count, shapes)  # which pairs end in a contact
+    contact = everything[3] != -np.inf
+    groups = (spheres_apart, ~spheres_apart & touched & contact, ~spheres_apart & touched & ~contact,
+              ~spheres_apart & ~touched & boxes_apart, ~spheres_apart & ~touched & ~boxes_apart & ~contact,
+              ~spheres_apart & ~touched & ~boxes_apart & contact)
+    results = []
+    for stage, group in zip(STAGES, groups):
+        chosen = np.flatnonzero(group)
+        fastest = np.inf
+        for _ in range(REPEATS + 1):  # the first pass loads the code and warms the caches
+            own = own_list(chosen)
+            start = time.perf_counter()
+            driver._collide_pair_range(*inputs, own, 0, len(chosen), shapes)
+            fastest = min(fastest, time.perf_counter() - start)
+        results.append(dict(family=family, n=n, step=step, stage=stage, pairs=len(chosen),
+                            ns_per_pair=1e9 * fastest / len(chosen) if len(chosen) else None,
+                            ms_per_substep=1e3 * fastest))
+    return results
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shape", default=",".join(FAMILIES), help=f"comma list of {', '.join(FAMILIES)}")
@@ -143,6 +212,8 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--step", type=int, default=240, help="the step whose touching pairs are timed")
     parser.add_argument("--penetration", default="epa,mpr,sgjk", help="comma list; epa first (the reference)")
+    parser.add_argument("--stages", action="store_true",
+                        help="time every candidate pair by the stage that settles it instead (not ellipsoids)")
     args = parser.parse_args(argv)
     methods = args.penetration.split(",")
     if methods[0] != "epa":
@@ -150,7 +221,11 @@ def main(argv=None) -> None:
     for family in args.shape.split(","):
         if family not in FAMILIES:
             parser.error(f"unknown shape {family!r}; they are {', '.join(FAMILIES)}")
-        for result in measure(family, args.n, args.seed, args.step, methods):
+        if args.stages and family == "ellipsoid":
+            continue  # ellipsoid pairs take their own path, without the shapes' stages
+        results = (stage_costs(family, args.n, args.seed, args.step) if args.stages
+                   else measure(family, args.n, args.seed, args.step, methods))
+        for result in results:
             print(json.dumps(result), flush=True)
 
 
