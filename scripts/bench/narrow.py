@@ -174,7 +174,8 @@ def stage_costs(family: str, n: int, seed: int, step: int) -> list[dict]:
     spheres_apart = (offset * offset).sum(axis=1) > extent * extent
     keys = (pair_a * stride + pair_b) * patches.PATCH
     found = np.minimum(np.searchsorted(cache_key, keys), max(0, len(cache_key) - 1))
-    touched = (cache_key[found] >= keys) & (cache_key[found] < keys + patches.PATCH) if len(cache_key) else keys < 0
+    touched = ((cache_key[found] >= keys) & (cache_key[found] < keys + patches.PATCH) if len(cache_key)
+               else np.zeros(count, dtype=np.bool_))
     boxes_apart = np.zeros(count, dtype=np.bool_)
     _boxes_apart(ws.rotation, shapes.size, ws.reach, pair_a, pair_b, bodies.position, boxes_apart)
 
@@ -190,6 +191,7 @@ def stage_costs(family: str, n: int, seed: int, step: int) -> list[dict]:
     groups = (spheres_apart, ~spheres_apart & touched & contact, ~spheres_apart & touched & ~contact,
               ~spheres_apart & ~touched & boxes_apart, ~spheres_apart & ~touched & ~boxes_apart & ~contact,
               ~spheres_apart & ~touched & ~boxes_apart & contact)
+
     def fastest(chosen):
         best = np.inf
         for _ in range(REPEATS + 1):  # the first pass loads the code and warms the caches
