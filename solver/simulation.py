@@ -186,9 +186,10 @@ class Simulation:
     position_correction: after a substep's integration, measure every
         contact's overlap again with the new poses and push apart, in
         position only (no velocity change, so no energy), those more than the
-        slop deeper than the split impulses aimed (default True). It runs only
-        when the split impulses used all their sweeps, and catches what they
-        left: unconverged pushes and spinning bodies in violent impacts.
+        slop deeper than the split impulses aimed (default True). It runs
+        after every substep with contacts and catches what the split impulses
+        left: unconverged pushes, and spinning bodies whose motion their
+        first-order prediction missed even where they converged.
     correction_sweeps: its sweeps, at most (they stop early by the same
         test as the others).
     overlap_tolerance: initial overlaps deeper than this fraction of the smaller

@@ -229,12 +229,11 @@ def integrate(model, state, ws, settings, h):
 def position_correction(model, state, ws, settings, h, shapes):
     """Phase 7: overlaps measured again with the new poses; those the split impulses missed pushed apart in position.
 
-    It runs only when the split impulses used all their sweeps: when they stop early they converged on their
-    aim, and nothing is left to correct.
+    It runs after every substep with contacts, also where the split impulses stopped early: they converge on
+    a first-order prediction, which a fast-spinning box's corner outruns (docs/design-notes.md).
     """
     ws.counters[CORRECTION_SWEEPS] = 0
-    if not (settings.position_correction and ws.counters[CONTACTS] > 0
-            and ws.counters[SPLIT_IMPULSE_SWEEPS] >= settings.split_impulse_sweeps):
+    if not (settings.position_correction and ws.counters[CONTACTS] > 0):
         return OK
     # the correction's sweeps stop once none moves a body a tenth of the slop more (ten times the
     # velocity sweeps' test): the finer test doubled its time for the same peak overlap (docs/design-notes.md)

@@ -102,3 +102,53 @@ def test_the_position_correction_does_not_push_a_turned_box_whose_shadow_alone_o
     _correction_targets(0, 1, np.zeros(1, dtype=np.int64), *pair, rows, slot_depth, slot_push, start_position, start_orientation,
                         np.full(2, 0.3), position, orientation, axes, h, 0.3, slop, shapes)
     assert slot_push[0] <= -apart / h * (1.0 - 1e-6)  # a gap of at least their distance: nothing pushed
+
+
+def _deepest_overlap(sim, shapes, radius):
+    """The deepest overlap of any two bodies now, measured by solver.distance (0 if none overlaps)."""
+    p, q = sim.state.position, sim.state.orientation
+    apart = ((p[:, None, :] - p[None, :, :]) ** 2).sum(-1) >= (radius[:, None] + radius[None, :]) ** 2
+    deepest = 0.0
+    for a, b in np.argwhere(np.triu(~apart, 1)):
+        r = solver.distance(shapes[a], (p[a].copy(), q[a].copy()), shapes[b], (p[b].copy(), q[b].copy()))
+        deepest = max(deepest, -r.distance)
+    return deepest
+
+
+def test_the_position_correction_also_runs_where_the_split_impulses_stopped_early():
+    """32 boxes in random orientations dropped in four columns into a box: where the split impulses stop before their last
+    sweep, they converged on their first-order prediction, which a spinning box's corner outruns (in the
+    1,000-box drop overlaps grew from 0.2% to 1.8% of the smallest half extent over three such substeps).
+    The position correction measures the poses it ends with in those substeps too, and pushes only where
+    an overlap ended beyond the split impulses' aim: each such substep, run again from the same state
+    without it, ends with an overlap at least as deep as with it, and some end deeper.
+    """
+    rng = np.random.default_rng(2)
+    scene = solver.Scene()
+    scene.add_box_container(center=(0.0, 0.0, 0.7), half_extents=(0.15, 0.15, 0.7))
+    material = solver.Material(friction=0.5)
+    shapes, radius = [], []
+    for i, j, k in np.ndindex(2, 2, 8):
+        half = rng.uniform(0.02, 0.04, 3)
+        q = rng.normal(size=4)
+        shapes.append(solver.Box(tuple(half)))
+        radius.append(np.linalg.norm(half))
+        scene.add_body(shapes[-1], position=(0.145 * (i - 0.5), 0.145 * (j - 0.5), 0.075 + 0.145 * k),
+                       orientation=tuple(q / np.linalg.norm(q)), material=material)
+    radius = np.array(radius)
+    sim = solver.Simulation(scene)
+    without = solver.Simulation(scene, position_correction=False)
+    most = sim.settings.split_impulse_sweeps
+    compared = deeper_without = 0
+    for _ in range(200):
+        before = sim.snapshot()
+        sim.step()
+        if sim.stats["split_impulse_sweeps"] < most and sim.stats["correction_sweeps"] > 0:
+            without.restore(before)
+            without.step()
+            assert without.stats["split_impulse_sweeps"] == sim.stats["split_impulse_sweeps"]
+            with_it, without_it = _deepest_overlap(sim, shapes, radius), _deepest_overlap(without, shapes, radius)
+            assert with_it <= without_it
+            compared += 1
+            deeper_without += without_it > with_it
+    assert compared > 0 and deeper_without > 0
