@@ -116,9 +116,10 @@ def _deepest_overlap(sim, shapes, radius):
 
 
 def test_the_position_correction_also_runs_where_the_split_impulses_stopped_early():
-    """32 boxes in random orientations dropped in four columns into a box: where the split impulses stop before their last
-    sweep, they converged on their first-order prediction, which a spinning box's corner outruns (in the
-    1,000-box drop overlaps grew from 0.2% to 1.8% of the smallest half extent over three such substeps).
+    """32 boxes in random orientations dropped in four columns into a box: where the split impulses stop
+    before their last sweep, they converged on their first-order prediction, which a spinning box's corner
+    outruns (in the 1,000-box drop overlaps grew from 0.2% to 1.8% of the smallest half extent over three
+    such substeps).
     The position correction measures the poses it ends with in those substeps too, and pushes only where
     an overlap ended beyond the split impulses' aim: each such substep, run again from the same state
     without it, ends with an overlap at least as deep as with it, and some end deeper.
