@@ -45,7 +45,7 @@ from .normal_refinement import minkowski_support
 from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_tube_depth,
                           ellipsoids_separated_into, minimise_width_gap, minimise_width_gap_supports,
                           new_separation_scratch, plane_depth, quadratic_form, sym_at, width_gap)
-from .box_box import box_box_distance
+from .box_box import box_box_distance, box_box_gap_is_distance
 from .bvh import query
 from .patches import PATCH, new_patch_scratch, pair_patch, plane_patch
 from .smooth_contact import smooth_contact_distance
@@ -237,12 +237,13 @@ def _collide_shape_pair(position, rotation, reach_of, shapes, pairs, p, i, j, hx
     if gap > reach:
         _store_witness(witness, p, nx, ny, nz)
         return
-    if gap > 0.0 and kinds[0] == BOX and kinds[1] == BOX:
-        # two boxes apart within reach: the separating axis only bounds their distance from below. Where
-        # their nearest features are a vertex and a vertex or an edge, its patch lay beside the nearest points,
-        # stating a wider gap than the distance (a falling box then sank 4 to 9% into the one below), or the
-        # axis's gap itself (a pair 11.5 mm apart kept as a contact 10.6 mm apart, its normal 23 degrees off):
-        # the exact distance instead, and the patch along its normal only
+    if gap > 0.0 and kinds[0] == BOX and kinds[1] == BOX and not box_box_gap_is_distance(
+            params[0, :3], positions[0], rotations[0], params[1, :3], positions[1], rotations[1], gap, nx, ny, nz):
+        # two boxes apart within reach, nearest at a vertex and a vertex or an edge: the separating axis only
+        # bounds their distance from below, and its patch lay beside the nearest points, stating a wider gap
+        # than the distance (a falling box then sank 4 to 9% into the one below), or the axis's gap itself (a
+        # pair 11.5 mm apart kept as a contact 10.6 mm apart, its normal 23 degrees off): the exact distance
+        # instead, and the patch along its normal only
         gap, nx, ny, nz = contact_distance(kinds, params, shapes.hull_vertices, positions, rotations, nx, ny, nz,
                                            shapes.penetration, search_scratch)
     count = 0 if gap > reach else pair_patch(kinds, params, shapes.hull_vertices, shapes.hull_faces, positions,

@@ -7,7 +7,7 @@ it when the nearest features are a face and anything or two edges (face-on pairs
 import numpy as np
 import pytest
 
-from solver.collision.box_box import box_box_distance
+from solver.collision.box_box import box_box_distance, box_box_gap_is_distance
 from solver.math3d import quat_to_matrix_np
 from solver.shapes import Box
 from tests.solver.shapes import distance_reference as reference
@@ -71,6 +71,48 @@ def test_the_separating_axis_bounds_the_distance_of_boxes_apart_and_meets_it_fac
             face_on += 1
             assert gap == pytest.approx(exact, abs=1e-12)
     assert face_on > 10
+
+
+def test_the_gap_of_boxes_apart_is_taken_as_their_distance_only_where_it_is():
+    """box_box_gap_is_distance: where it says so, the axis's gap is the exact distance and B moved back
+    along the axis by it just touches A; it says so for face-on pairs, and not for every pair (vertex pairs)."""
+    rng = np.random.default_rng(34)
+    taken = refused = 0
+    for turned in (True, False):
+        for _ in range(300):
+            args, ((posed_a, posed_b), turn_b) = _pair(rng, rng.uniform(1.5, 3.5), turned)
+            gap, nx, ny, nz = box_box_distance(*args)
+            if gap <= 0.0:
+                continue
+            exact = reference.polytope_signed_distance(posed_a, posed_b, 0)
+            offset = np.abs(args[4] - args[1]) - args[0] - args[3]
+            if not box_box_gap_is_distance(*args, gap, nx, ny, nz):
+                refused += 1
+                assert turned or np.sum(offset > 0.0) > 1, "a face-on pair refused"
+                continue
+            taken += 1
+            assert gap == pytest.approx(exact, abs=1e-12)
+            moved = _posed(args[3], args[4] - gap * np.array([nx, ny, nz]), turn_b)
+            assert reference.polytope_signed_distance(posed_a, moved, 0) == pytest.approx(0.0, abs=1e-12)
+    assert taken > 200 and refused > 50
+
+
+def test_two_crossing_edges_are_joined_by_the_gap():
+    """A cube on its edge along x over a cube on its edge along y: the edges cross, the nearest points are
+    their middles, and the edge-edge axis's gap is the distance."""
+    a = 0.5
+    turn_x = np.array([np.cos(np.pi / 8), np.sin(np.pi / 8), 0.0, 0.0])
+    turn_y = np.array([np.cos(np.pi / 8), 0.0, np.sin(np.pi / 8), 0.0])
+    rotations = [quat_to_matrix_np(turn_x), quat_to_matrix_np(turn_y)]
+    for offset in ((0.0, 0.0), (0.2, -0.3), (-0.45, 0.45)):  # B's edge's middle over A's edge
+        position_b = np.array([offset[0], offset[1], 2.0 * a * np.sqrt(2.0) + 0.1])
+        args = (np.full(3, a), np.zeros(3), rotations[0], np.full(3, a), position_b, rotations[1])
+        gap, nx, ny, nz = box_box_distance(*args)
+        exact = reference.polytope_signed_distance(_posed(args[0], args[1], turn_x),
+                                                   _posed(args[3], args[4], turn_y), 0)
+        assert exact == pytest.approx(0.1, abs=1e-12)
+        assert gap == pytest.approx(0.1, abs=1e-12) and np.allclose((nx, ny, nz), (0.0, 0.0, 1.0), atol=1e-12)
+        assert box_box_gap_is_distance(*args, gap, nx, ny, nz)
 
 
 def test_a_contact_of_two_boxes_apart_never_states_a_gap_wider_than_their_distance():
