@@ -25,6 +25,12 @@ ZERO = np.int64(0)
 
 
 @njit(**JIT, inline="always")
+def sign(x):
+    """1.0 for x >= 0, else -1.0: unlike np.sign, zero picks a side (a support point or face at a tie)."""
+    return 1.0 if x >= 0.0 else -1.0
+
+
+@njit(**JIT, inline="always")
 def quat_mul(aw, ax, ay, az, bw, bx, by, bz):
     return (aw * bw - ax * bx - ay * by - az * bz,
             aw * bx + ax * bw + ay * bz - az * by,

@@ -19,16 +19,11 @@ shape and the point (an ellipsoid of zero semi-axes, whose support is its centre
 import numpy as np
 from numba import njit
 
-from ..math3d import JIT
+from ..math3d import JIT, sign
 from ..shapes.support import BOX, CAPSULE, CYLINDER, ELLIPSOID, PARAMS
 from .convex_distance import EPA, contact_distance
 
 BISECTIONS = 160  # more than enough to end on two neighbouring doubles (the loop stops there)
-
-
-@njit(**JIT, inline="always")
-def _sign(x):
-    return 1.0 if x >= 0.0 else -1.0
 
 
 @njit(**JIT)
@@ -37,12 +32,12 @@ def _box(hx, hy, hz, x, y, z):
     if qx > 0.0 or qy > 0.0 or qz > 0.0:
         ox, oy, oz = max(qx, 0.0), max(qy, 0.0), max(qz, 0.0)
         d = np.sqrt(ox * ox + oy * oy + oz * oz)
-        return d, _sign(x) * ox / d, _sign(y) * oy / d, _sign(z) * oz / d
+        return d, sign(x) * ox / d, sign(y) * oy / d, sign(z) * oz / d
     if qx >= qy and qx >= qz:
-        return qx, _sign(x), 0.0, 0.0
+        return qx, sign(x), 0.0, 0.0
     if qy >= qz:
-        return qy, 0.0, _sign(y), 0.0
-    return qz, 0.0, 0.0, _sign(z)
+        return qy, 0.0, sign(y), 0.0
+    return qz, 0.0, 0.0, sign(z)
 
 
 @njit(**JIT)
@@ -53,10 +48,10 @@ def _cylinder(radius, half_height, x, y, z):
     if qr > 0.0 or qz > 0.0:
         orr, oz = max(qr, 0.0), max(qz, 0.0)
         d = np.sqrt(orr * orr + oz * oz)
-        return d, ux * orr / d, uy * orr / d, _sign(z) * oz / d
+        return d, ux * orr / d, uy * orr / d, sign(z) * oz / d
     if qr >= qz:
         return qr, ux, uy, 0.0
-    return qz, 0.0, 0.0, _sign(z)
+    return qz, 0.0, 0.0, sign(z)
 
 
 @njit(**JIT)
@@ -135,7 +130,7 @@ def ellipsoid_distance(a, b, c, x, y, z):
     d = np.sqrt(dx * dx + dy * dy + dz * dz)
     if px * px / a2x + py * py / a2y + pz * pz / a2z < 1.0:
         d = -d
-    return d, _sign(x) * gx / g, _sign(y) * gy / g, _sign(z) * gz / g
+    return d, sign(x) * gx / g, sign(y) * gy / g, sign(z) * gz / g
 
 
 @njit(**JIT)

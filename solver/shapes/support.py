@@ -20,7 +20,7 @@ divide zero by zero.
 import numpy as np
 from numba import njit
 
-from ..math3d import JIT
+from ..math3d import JIT, sign
 
 from .kinds import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, KIND_NAMES, PARAMS, SUPERELLIPSOID  # noqa: F401
 
@@ -79,11 +79,6 @@ def smooth_kind(kind):
     return kind == ELLIPSOID or kind == SUPERELLIPSOID
 
 
-@njit(**JIT, inline="always")
-def _sign(x):
-    return 1.0 if x >= 0.0 else -1.0
-
-
 @njit(**JIT)
 def support_xyz(kind, params, hull_vertices, dx, dy, dz):
     """Support point (x, y, z) of a shape in its own frame along the local direction (dx, dy, dz)."""
@@ -97,14 +92,14 @@ def support_xyz(kind, params, hull_vertices, dx, dy, dz):
         a, b, c, e1, e2 = params[0], params[1], params[2], params[3], params[4]
         sigma, u, v = _dual_pair(abs(a * dx), abs(b * dy), e2)
         _, rho, w = _dual_pair(sigma, abs(c * dz), e1)
-        return _sign(dx) * a * rho * u, _sign(dy) * b * rho * v, _sign(dz) * c * w
+        return sign(dx) * a * rho * u, sign(dy) * b * rho * v, sign(dz) * c * w
     if kind == BOX:
-        return _sign(dx) * params[0], _sign(dy) * params[1], _sign(dz) * params[2]
+        return sign(dx) * params[0], sign(dy) * params[1], sign(dz) * params[2]
     if kind == CYLINDER or kind == CAPSULE:
         radius, half_height = params[0], params[1]
         across = np.sqrt(dx * dx + dy * dy) if kind == CYLINDER else np.sqrt(dx * dx + dy * dy + dz * dz)
         scale = radius / across if across > 0.0 else 0.0
-        z = _sign(dz) * half_height + (scale * dz if kind == CAPSULE else 0.0)
+        z = sign(dz) * half_height + (scale * dz if kind == CAPSULE else 0.0)
         return scale * dx, scale * dy, z
     # HULL: scan the vertices
     first, count = int(params[0]), int(params[1])
@@ -142,7 +137,7 @@ def support_curvature(kind, params, dx, dy, dz):
         nxx, nxy, nyy = _dual_pair_curvature(big_x, big_y, sigma, u, v, e2)
         qss, qsz, qzz = _dual_pair_curvature(sigma, big_z, h, rho, w, e1)
         # h = N_1(N_2(X, Y), Z) with X = |a dx|, ...: the chain rule, then back to d through the signs and scales
-        sx, sy, sz = _sign(dx) * a, _sign(dy) * b, _sign(dz) * c
+        sx, sy, sz = sign(dx) * a, sign(dy) * b, sign(dz) * c
         return (sx * rho * u, sy * rho * v, sz * w,
                 sx * sx * (qss * u * u + rho * nxx), sx * sy * (qss * u * v + rho * nxy), sx * sz * qsz * u,
                 sy * sy * (qss * v * v + rho * nyy), sy * sz * qsz * v, sz * sz * qzz)
