@@ -57,6 +57,12 @@ def _b_in_a(position_a, rotation_a, position_b, rotation_b):
     return t, r
 
 
+@njit(**JIT, inline="always")
+def _pair_size(half_a, half_b):
+    """The boxes' largest half extents added: the scale of FACE_BIAS and EXACT."""
+    return max(half_a[0], max(half_a[1], half_a[2])) + max(half_b[0], max(half_b[1], half_b[2]))
+
+
 @njit(**JIT)
 def box_box_distance(half_a, position_a, rotation_a, half_b, position_b, rotation_b):
     """(gap, nx, ny, nz): the largest separation over the fifteen axes and its unit axis, from A to B.
@@ -64,7 +70,7 @@ def box_box_distance(half_a, position_a, rotation_a, half_b, position_b, rotatio
     half_*: the boxes' half extents; rotation_*: their axes as matrix columns (world from box).
     """
     t, r = _b_in_a(position_a, rotation_a, position_b, rotation_b)
-    size = max(half_a[0], max(half_a[1], half_a[2])) + max(half_b[0], max(half_b[1], half_b[2]))
+    size = _pair_size(half_a, half_b)
     best = -np.inf
     lx, ly, lz = 0.0, 0.0, 1.0  # the best axis in A's frame, pointing from A to B
     for i in range(3):
@@ -204,7 +210,7 @@ def box_box_gap_is_distance(half_a, position_a, rotation_a, half_b, position_b, 
     lx = rotation_a[0, 0] * nx + rotation_a[1, 0] * ny + rotation_a[2, 0] * nz
     ly = rotation_a[0, 1] * nx + rotation_a[1, 1] * ny + rotation_a[2, 1] * nz
     lz = rotation_a[0, 2] * nx + rotation_a[1, 2] * ny + rotation_a[2, 2] * nz
-    size = max(half_a[0], max(half_a[1], half_a[2])) + max(half_b[0], max(half_b[1], half_b[2]))
+    size = _pair_size(half_a, half_b)
     bound = gap + EXACT * size
     if _vertex_over_face(half_a, half_b, t, r, lx, ly, lz) <= bound:
         return True

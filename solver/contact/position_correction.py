@@ -88,8 +88,9 @@ def correct_positions(slab_start, slabs, slot_a, slot_b, solve_origin, contact_s
     from a first-order prediction (plus a bound on a spinning body's swing)
     and may stop before they converge: in a 1,000-body drop they missed by up
     to 7% of the smallest semi-axis (bodies spinning at 100 rad/s, six
-    sweeps not enough where a heavy body lands on a light one). The step
-    runs this when they used all their sweeps. It measures every contact's
+    sweeps not enough where a heavy body lands on a light one), or converge
+    on a prediction a spinning body outruns. The step runs this after every
+    substep with contacts. It measures every contact's
     overlap again with the new poses: the narrow phase's overlap plus how far
     the bodies' centres and half-widths along the contact normal moved
     towards each other (the overlap of two convex bodies' shadows on a line
