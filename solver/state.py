@@ -121,7 +121,7 @@ class Workspace(NamedTuple):
     body_travel: np.ndarray       # (N,) bound on how far any surface point moved in the integrate phase
     body_energy: np.ndarray       # (N,) kinetic energy after the last substep (0 for non-dynamic bodies)
     # the whole substep (step.py)
-    counters: np.ndarray          # (8,) int64, slots named in step.py (PAIRS, CONTACTS, ... BOUNCES)
+    counters: np.ndarray          # (11,) int64, slots named in step.py (PAIRS, CONTACTS, ... PARTS_RUN)
     phase_seconds: np.ndarray     # (N_PHASES,) seconds per phase, indices named in step.py (FORCES, ...)
     step_stats: np.ndarray        # (2,) after the last substep: max penetration, kinetic energy
 
@@ -212,7 +212,7 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         push_body=np.zeros((c, 2), dtype=np.int32), body_pushed=np.zeros(n, dtype=np.bool_),
         body_level=np.zeros(n, dtype=np.int32), level_start=np.zeros(n + 1, dtype=np.int64),
         level_adjacent=np.zeros(2 * c, dtype=np.int32), level_queue=np.zeros(n, dtype=np.int32),
-        counters=np.zeros(8, dtype=np.int64),
+        counters=np.zeros(11, dtype=np.int64),
         phase_seconds=np.zeros(n_phases),
         step_stats=np.zeros(2),
     )

@@ -76,6 +76,19 @@ def warm_start(slab_start, slabs, slot_a, slot_b, slot_cache, contact_row, conta
                       cache_impulse, linear_velocity, angular_velocity)
 
 
+@njit(**JIT)
+def scale_cached_impulses(cache_impulse, cache_count, factor):
+    """Cached impulses times ``factor``: the next substep is ``factor`` times as long as the one that stored them.
+
+    A resting contact's impulse grows with the substep (it carries the weight for that long), so a warm start
+    across a change of substep length takes the impulses at the new length; unscaled, a split substep's first
+    part would start from several times the impulse its contacts need.
+    """
+    for c in range(cache_count[0]):
+        for k in range(cache_impulse.shape[1]):
+            cache_impulse[c, k] *= factor
+
+
 @njit(**JIT_PARALLEL)
 def store_impulses(contact_slot, contact_key, contact_normal, contact_row, contact_impulse, contact_twist_impulse,
                    cache_key, cache_normal, cache_impulse, cache_count, n_contacts, serial):
