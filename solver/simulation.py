@@ -211,8 +211,9 @@ class Simulation:
         box's corner outruns: over 40 seeds of a 1,000-box drop at 1/240 s
         the deepest overlap's median fell from 3.3% of the smallest half
         extent to 0.96% (worst 8.3% to 2.2%), for about a third less speed
-        (docs/design-notes.md). Bodies in flight never split a substep; 0
-        turns splitting off.
+        (docs/design-notes.md). Bodies in flight never split a substep, nor
+        do contacts of ellipsoids alone (their contact points move smoothly);
+        0 turns splitting off.
 
     integrator: the ODE integrator of particle groups and mass-spring bodies:
         'symplectic_euler' (default; first order, keeps oscillations' energy),

@@ -80,6 +80,26 @@ def test_a_substep_splits_into_the_parts_its_fastest_contact_needs():
     assert faller.stats["parts"] == expected > 1
 
 
+def test_contacts_of_ellipsoids_alone_never_split_a_substep():
+    """An ellipsoid spinning at 60 rad/s on the floor and against another ellipsoid runs whole substeps (its
+    contact point moves smoothly as it turns); a box in its place splits."""
+    def parts(shape):
+        scene = solver.Scene()
+        scene.add_plane()
+        scene.add_ellipsoid((0.03, 0.03, 0.03), position=(0.07, 0.0, 0.03))
+        scene.add_body(shape, position=(0.0, 0.0, HALF[2]), angular_velocity=(0.0, 0.0, 60.0))
+        sim = solver.Simulation(scene, dt=H)
+        counts = []
+        for _ in range(10):
+            sim.step()
+            counts.append(sim.stats["parts"])
+        assert sim.stats["contacts"] >= 2
+        return counts
+
+    assert parts(solver.Ellipsoid((0.04, 0.025, HALF[2]))) == [1] * 10
+    assert min(parts(solver.Box(HALF))) > 1
+
+
 def test_bodies_in_flight_never_split_a_substep():
     """A box spinning at 200 rad/s in free flight (0.83 rad a substep) runs whole substeps, and its angular
     momentum, with no torque on it, stays what it was."""
