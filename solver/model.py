@@ -63,6 +63,7 @@ class BodyShapes(NamedTuple):
     size: np.ndarray           # (N, 3) half sizes of the body-frame box that holds the shape
     hull_vertices: np.ndarray  # (V, 3) hull corners in their bodies' frames
     hull_faces: np.ndarray     # (F, 3) int64 counter-clockwise triangles, rows of hull_vertices
+    reuse_length: np.ndarray   # (N,) motion within which a touching pair keeps its contact points (carried_contacts.py)
     penetration: int = 0       # how overlapping pairs are measured: convex_distance.EPA, MPR or SGJK
 
 
@@ -117,7 +118,8 @@ def build_body_shapes(scene, always=False):
         vertices.append((corners - corners.mean(axis=1, keepdims=True)).reshape(-1, 3))
     return BodyShapes(kind=kind, params=params, size=size,
                       hull_vertices=np.ascontiguousarray(np.concatenate(vertices) if vertices else np.zeros((0, 3))),
-                      hull_faces=np.ascontiguousarray(np.concatenate(faces) if faces else np.zeros((0, 3), np.int64)))
+                      hull_faces=np.ascontiguousarray(np.concatenate(faces) if faces else np.zeros((0, 3), np.int64)),
+                      reuse_length=np.zeros(n))
 
 
 def build_mesh_colliders(scene, shapes, first_static: int):

@@ -28,7 +28,7 @@ from .runtime import threading_layer
 from .ropes.model import build_ropes, copy_rope_state, rope_nodes, rope_segments
 from .scene import Scene
 from .state import BodyState, copy_body_state, grow_cache, new_body_state, new_workspace
-from .step import (CONTACT_OVERFLOW, CONTACTS, CORRECTION_SWEEPS, DIVERGED, DIVERGED_BODY, OK, PAIR_OVERFLOW,
+from .step import (CONTACT_OVERFLOW, CONTACTS, CORRECTION_SWEEPS, DIVERGED, DIVERGED_BODY, OK, PAIR_OVERFLOW, PAIRS,
                    PARTICLE_DIVERGED, PARTS, PARTS_DONE, PARTS_RUN, PHASES, SPLIT_IMPULSE_SWEEPS, SUBSTEPS_DONE,
                    VELOCITY_SWEEPS, Settings,
                    record_step_statistics, run_particle_substeps, run_substeps)
@@ -227,6 +227,14 @@ class Simulation:
         never below the true depth) or 'sgjk' (a local minimum of the depth
         from the last normal, by GJK queries alone). docs/shapes.md compares them.
 
+    contact_reuse: a touching pair of bodies other than two ellipsoids keeps
+        its contact points, moved with the bodies, while no point of one can
+        have moved relative to the other by more than this share of the
+        smaller body's smallest half size since the pair was measured
+        (default 0.005; 0 measures every pair in every substep). Most pairs
+        of a settling pile barely move, and measuring them is most of the
+        narrow phase (collision/carried_contacts.py, docs/design-notes.md).
+
     The older names iterations, position_iterations and correction_iterations
     are still accepted, with a DeprecationWarning.
     """
@@ -235,7 +243,7 @@ class Simulation:
                  pair_skin=None, baumgarte=0.3, slop=None, restitution_threshold=0.2, linear_damping=0.0,
                  angular_damping=0.0, overlap_tolerance=0.05, threads=None, sweep_tolerance=None,
                  position_correction=True, correction_sweeps=256, serial_below=None, integrator="symplectic_euler",
-                 penetration="epa", max_turn=0.1, max_parts=8, **renamed):
+                 penetration="epa", max_turn=0.1, max_parts=8, contact_reuse=0.005, **renamed):
         if not isinstance(scene, Scene):
             raise FieldError("Simulation", "scene", f"must be a solver.Scene, got {type(scene).__name__}")
         owner = "Simulation"
@@ -258,6 +266,7 @@ class Simulation:
         position_correction = flag(owner, "position_correction", position_correction)
         max_turn = number(owner, "max_turn", max_turn, minimum=0.0)
         max_parts = integer(owner, "max_parts", max_parts, minimum=1)
+        contact_reuse = number(owner, "contact_reuse", contact_reuse, minimum=0.0)
         serial_below = default_serial_below() if serial_below is None else integer(owner, "serial_below",
                                                                                    serial_below, minimum=0)
         if not (isinstance(integrator, str) and integrator in INTEGRATORS):
@@ -301,9 +310,14 @@ class Simulation:
             sweep_tolerance=sweep_tolerance, position_sweep_tolerance=position_sweep_tolerance,
             position_correction=position_correction,
             correction_sweeps=correction_sweeps, serial_below=serial_below, max_turn=max_turn, max_parts=max_parts)
+        if self._shapes is not None:
+            # kept below half the margin, so no point a carried pair misses can come from beyond its reach
+            self._shapes = self._shapes._replace(
+                reuse_length=np.minimum(contact_reuse * self._shapes.size.min(axis=1), 0.5 * margin))
+            self._kernel_shapes = self._shapes
         self._contact_capacity = max(64, 8 * n)
         self._pair_capacity = max(64, 16 * n)
-        self._bodies = new_body_state(scene.bodies, self._contact_capacity)
+        self._bodies = new_body_state(scene.bodies, self._contact_capacity, patches=self._shapes is not None)
         self._ws = self._new_workspace()
         # before any kernel that calls it
         load_emit(self.model, self._bodies, self._ws, self._kernel_shapes, self._kernel_meshes)
@@ -484,8 +498,12 @@ class Simulation:
     def _update_stats(self, substeps: int, parts: int) -> None:
         """Copy the statistics the compiled loop left in the workspace (no recomputation here)."""
         ws = self._ws
+        source = ws.pair_source[:ws.counters[PAIRS]]
         self.stats = {
             "contacts": int(ws.counters[CONTACTS]),
+            # pairs other than two ellipsoids in the last substep's narrow phase: carried (contact_reuse), measured
+            "carried_pairs": int(np.count_nonzero(source >= 0)),
+            "measured_pairs": int(np.count_nonzero(source == -1)),
             # sweeps each sweeping pass ran in the last substep
             "velocity_sweeps": int(ws.counters[VELOCITY_SWEEPS]),
             "split_impulse_sweeps": int(ws.counters[SPLIT_IMPULSE_SWEEPS]),
@@ -532,7 +550,7 @@ class Simulation:
                 n_pairs = find_pairs(self._bodies.position, ws.half_extent, model.inv_mass >= 0.0,
                                      ws.bucket_start, ws.bucket_body, ws.bucket_key, ws.bucket_box, ws.bucket_fill,
                                      ws.pair_a, ws.pair_b, 1 if serial else PARALLEL_CHUNKS)
-                count = (collide(model, self._bodies, ws, n_pairs, n_pairs < self.settings.serial_below,
+                count = (collide(model, self._bodies, ws, n_pairs, n_pairs < self.settings.serial_below, 0.0,
                                  self._kernel_shapes, self._kernel_meshes) if n_pairs >= 0 else -1)
             if count >= 0:
                 break

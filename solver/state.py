@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .collision.carried_contacts import LOCAL_WIDTH
 from .collision.patches import PATCH
 from .contact.push_sweeps import PUSH_WIDTH
 from .contact.rows import AUX_WIDTH, RESPONSE_WIDTH, ROW_DTYPE, ROW_WIDTH
@@ -31,6 +32,9 @@ class BodyState(NamedTuple):
     cache_normal: np.ndarray      # (C, 3)
     cache_impulse: np.ndarray     # (C, IMPULSE_WIDTH)
     cache_count: np.ndarray       # (1,) int64
+    # each contact's points held by its bodies, and its pair's pose then (collision/carried_contacts.py); (0, W) in
+    # scenes of ellipsoids alone, whose pairs are always measured
+    cache_local: np.ndarray       # (C, LOCAL_WIDTH)
 
 
 class Workspace(NamedTuple):
@@ -64,12 +68,14 @@ class Workspace(NamedTuple):
     pair_witness: np.ndarray      # (P, 3) unit normal a pair was last found with (zeros: none), see collision/driver.py
     pair_patch: np.ndarray        # (P, PATCH - 1, 4) a patch's further points (x, y, z, depth); (0, ...) without BodyShapes
     pair_patch_count: np.ndarray  # (P,) int64 how many of them
+    pair_source: np.ndarray       # (P,) int64 cache row a pair's contacts were carried from; -1 measured, -2 neither
     contact_a: np.ndarray         # (C,) int64 body index, or -1 - static id
     contact_b: np.ndarray         # (C,) int64 body index
     contact_key: np.ndarray       # (C,) int64
     contact_normal: np.ndarray    # (C, 3) from A to B
     contact_point: np.ndarray     # (C, 3)
     contact_depth: np.ndarray     # (C,)
+    contact_local: np.ndarray     # (C, LOCAL_WIDTH) as cache_local, for the contacts of pairs of shapes; (0, W) without
     # phase 4, solve order (contact/solve_order.py); rows, impulses, solve_* velocities go by slot / solve index
     slab_bounds: np.ndarray       # (slabs - 1,) split positions along x, kept between substeps
     body_slab: np.ndarray         # (N,) int64 slab of each body
@@ -126,7 +132,8 @@ class Workspace(NamedTuple):
     step_stats: np.ndarray        # (2,) after the last substep: max penetration, kinetic energy
 
 
-def new_body_state(bodies: list, capacity: int) -> BodyState:
+def new_body_state(bodies: list, capacity: int, patches: bool = False) -> BodyState:
+    """``patches``: room to carry contacts (scenes with shapes other than ellipsoids)."""
     n = len(bodies)
     return BodyState(
         position=np.array([b["position"] for b in bodies], dtype=np.float64).reshape(n, 3),
@@ -138,6 +145,7 @@ def new_body_state(bodies: list, capacity: int) -> BodyState:
         cache_normal=np.zeros((capacity, 3)),
         cache_impulse=np.zeros((capacity, IMPULSE_WIDTH)),
         cache_count=np.zeros(1, dtype=np.int64),
+        cache_local=np.zeros((capacity if patches else 0, LOCAL_WIDTH)),
     )
 
 
@@ -155,7 +163,10 @@ def grow_cache(state: BodyState, capacity: int) -> BodyState:
     key[:count] = state.cache_key[:count]
     normal[:count] = state.cache_normal[:count]
     impulse[:count] = state.cache_impulse[:count]
-    return state._replace(cache_key=key, cache_normal=normal, cache_impulse=impulse)
+    local = np.zeros((capacity if len(state.cache_local) else 0, LOCAL_WIDTH))
+    if len(local):
+        local[:count] = state.cache_local[:count]
+    return state._replace(cache_key=key, cache_normal=normal, cache_impulse=impulse, cache_local=local)
 
 
 def hash_table_size(n_bodies: int) -> int:
@@ -187,11 +198,13 @@ def new_workspace(n_bodies: int, pair_capacity: int, contact_capacity: int, n_ph
         pair_depth=np.zeros(pair_capacity), pair_normal=np.zeros((pair_capacity, 3)),
         pair_point=np.zeros((pair_capacity, 3)), pair_witness=np.zeros((pair_capacity, 3)),
         pair_patch=np.zeros((patch_pairs, PATCH - 1, 4)), pair_patch_count=np.zeros(pair_capacity, dtype=np.int64),
+        pair_source=np.full(pair_capacity, -2, dtype=np.int64),
         body_energy=np.zeros(n), pair_origin=np.zeros((n, 3)), pair_extent=np.zeros((n, 3)), pair_list=np.zeros(2, dtype=np.int64),
         moved_body=np.zeros(n, dtype=np.int64), body_moved=np.zeros(n, dtype=np.bool_),
         contact_a=np.zeros(c, dtype=np.int64), contact_b=np.zeros(c, dtype=np.int64),
         contact_key=np.zeros(c, dtype=np.int64), contact_normal=np.zeros((c, 3)),
         contact_point=np.zeros((c, 3)), contact_depth=np.zeros(c),
+        contact_local=np.zeros((c if patches else 0, LOCAL_WIDTH)),
         contact_impulse=np.zeros((c, 3)), contact_twist_impulse=np.zeros((c, 3)),
         contact_row=np.zeros((c, ROW_WIDTH), dtype=ROW_DTYPE), contact_response=np.zeros((c, RESPONSE_WIDTH)),
         contact_aux=np.zeros((c, AUX_WIDTH)),

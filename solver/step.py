@@ -140,7 +140,7 @@ def narrow_phase(model, state, ws, settings, h, shapes, meshes):
     ``shapes``: the bodies' BodyShapes and ``meshes`` the MeshColliders (both may be None: ellipsoids only).
     """
     n_pairs = ws.counters[PAIRS]
-    n_contacts = collide(model, state, ws, n_pairs, n_pairs < settings.serial_below, shapes, meshes)
+    n_contacts = collide(model, state, ws, n_pairs, n_pairs < settings.serial_below, h, shapes, meshes)
     if n_contacts < 0:
         restore_velocities(state, ws.start_linear, ws.start_angular)
         return CONTACT_OVERFLOW
@@ -190,8 +190,8 @@ def contact_solve(model, state, ws, settings, h):
     scatter_velocities(ws.solve_origin, ws.solve_pseudo_linear, ws.solve_pseudo_angular, ws.pseudo_linear,
                        ws.pseudo_angular)
     store_impulses(ws.contact_slot, ws.contact_key, ws.contact_normal, ws.contact_row, ws.contact_impulse,
-                   ws.contact_twist_impulse, state.cache_key, state.cache_normal, state.cache_impulse,
-                   state.cache_count, n_contacts, serial)
+                   ws.contact_twist_impulse, ws.contact_local, state.cache_key, state.cache_normal, state.cache_impulse,
+                   state.cache_local, state.cache_count, n_contacts, serial)
     return OK
 
 

@@ -27,9 +27,10 @@ BENCH_DIR = os.path.join(REPO_ROOT, "docs", "bench")
 REPORT = os.path.join(REPO_ROOT, "docs", "benchmarks.md")
 IMAGES = os.path.join(REPO_ROOT, "docs", "images")
 # columns shown first when a result has them; other scalar fields follow up to MAX_COLUMNS
-PREFERRED = ("engine", "case", "requested_layer", "layer", "scene", "shape", "n", "steps_per_s", "ns_per_contact_step",
-             "mean_contacts", "max_penetration_rel_min_semi_axis", "final_max_penetration_rel_min_semi_axis",
-             "max_penetration_rel_min_half_extent", "final_max_penetration_rel_min_half_extent",
+PREFERRED = ("engine", "case", "requested_layer", "layer", "scene", "shape", "n", "steps_per_s",
+             "last_second_steps_per_s", "ns_per_contact_step", "mean_contacts", "max_penetration_rel_min_semi_axis",
+             "final_max_penetration_rel_min_semi_axis",
+             "max_penetration_rel_min_half_extent", "final_max_penetration_rel_min_half_extent", "carried_share",
              "launch_us", "serial_below", "ratio", "bodies", "max_tick_ms", "max_tick_cpu_ms", "max_tick_runqueue_ms",
              "median_frame_tick_ms", "max_eval_ms", "max_later_eval_ms", "eval_after_max_tick_ms", "at_once_ms",
              "simulate_seconds")

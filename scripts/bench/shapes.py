@@ -113,11 +113,11 @@ def run_mujoco(scene: dict, steps: int) -> dict:
 
     model = mujoco.MjModel.from_xml_string(mujoco_xml(scene))
     data = mujoco.MjData(model)
-    seconds, contacts, deepest = 0.0, np.empty(steps), np.empty(steps)
+    seconds, contacts, deepest = np.empty(steps), np.empty(steps), np.empty(steps)
     for k in range(steps):
         t0 = time.perf_counter()
         mujoco.mj_step(model, data)
-        seconds += time.perf_counter() - t0
+        seconds[k] = time.perf_counter() - t0
         contacts[k] = data.ncon
         deepest[k] = max(0.0, float(-data.contact.dist[:data.ncon].min())) if data.ncon else 0.0
     return _result("mujoco", scene, steps, seconds, contacts, deepest, dict(mujoco_version=mujoco.__version__))
@@ -142,34 +142,55 @@ def our_scene(scene: dict):
     return out
 
 
-def run_ours(scene: dict, steps: int, penetration: str = "epa") -> dict:
+def run_ours(scene: dict, steps: int, penetration: str = "epa", contact_reuse: float | None = None) -> dict:
     import solver
 
+    settings = dict(penetration=penetration)
+    if contact_reuse is not None:
+        settings["contact_reuse"] = contact_reuse
     # compile outside the timing
-    solver.Simulation(our_scene(make_scene(8, 1, scene["shape"])), dt=DT, penetration=penetration).step(2)
-    sim = solver.Simulation(our_scene(scene), dt=DT, penetration=penetration)
-    seconds, contacts, deepest = 0.0, np.empty(steps), np.empty(steps)
+    solver.Simulation(our_scene(make_scene(8, 1, scene["shape"])), dt=DT, **settings).step(2)
+    sim = solver.Simulation(our_scene(scene), dt=DT, **settings)
+    seconds, contacts, deepest = np.empty(steps), np.empty(steps), np.empty(steps)
+    carried = measured = 0
     phases: dict = {}
     for k in range(steps):
         t0 = time.perf_counter()
         sim.step(1)
-        seconds += time.perf_counter() - t0
+        seconds[k] = time.perf_counter() - t0
         contacts[k] = sim.stats["contacts"]
         deepest[k] = sim.stats["max_penetration"]
+        carried += sim.stats["carried_pairs"]
+        measured += sim.stats["measured_pairs"]
         for name, value in sim.stats["phase_seconds"].items():
             phases[name] = phases.get(name, 0.0) + float(value)
     return _result("ours", scene, steps, seconds, contacts, deepest,
-                   dict(phase_seconds_total=phases, penetration=penetration))
+                   dict(phase_seconds_total=phases, penetration=penetration,
+                        contact_reuse=_default("contact_reuse") if contact_reuse is None else contact_reuse,
+                        carried_share=carried / max(1, carried + measured),
+                        threading_layer=sim.stats["threading_layer"]))
+
+
+def _default(name):
+    import inspect
+
+    import solver
+
+    return inspect.signature(solver.Simulation).parameters[name].default
 
 
 def _result(engine, scene, steps, seconds, contacts, deepest, extra) -> dict:
+    """``seconds``: each step's wall time. last_second_steps_per_s is the rate over the run's last second, when
+    most of the pile rests."""
     smallest = float(scene["sizes"].min())
     window = max(1, int(round(0.1 / DT)))
-    result = dict(engine=engine, shape=scene["shape"], n=scene["n"], steps=steps, steps_per_s=steps / seconds,
+    last = min(steps, int(round(1.0 / DT)))
+    result = dict(engine=engine, shape=scene["shape"], n=scene["n"], steps=steps, steps_per_s=steps / seconds.sum(),
+                  last_second_steps_per_s=last / seconds[-last:].sum(),
                   mean_contacts=float(contacts.mean()), max_penetration=float(deepest.max()),
                   max_penetration_rel_min_half_extent=float(deepest.max()) / smallest,
                   final_max_penetration_rel_min_half_extent=float(deepest[-window:].max()) / smallest,
-                  step_wall_s=seconds, seed=scene["seed"])
+                  step_wall_s=float(seconds.sum()), seed=scene["seed"])
     result.update(extra)
     return result
 
@@ -182,6 +203,8 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--engines", default="ours,mujoco")
     parser.add_argument("--penetration", default="epa", help="ours: comma list of epa, mpr, sgjk (default epa)")
+    parser.add_argument("--contact-reuse", type=float, default=None,
+                        help="ours: Simulation(contact_reuse=...) (default: its default; 0 measures every pair)")
     args = parser.parse_args(argv)
     steps = int(round(args.seconds / DT))
     engines = args.engines.split(",")
@@ -189,14 +212,16 @@ def main(argv=None) -> None:
         scene = make_scene(args.n, args.seed, shape)
         ours = {}
         for method in args.penetration.split(",") if "ours" in engines else ():
-            ours[method] = run_ours(scene, steps, method)
+            ours[method] = run_ours(scene, steps, method, args.contact_reuse)
             print(json.dumps(ours[method]), flush=True)
         if "mujoco" in engines:
             mujoco = run_mujoco(scene, steps)
             print(json.dumps(mujoco), flush=True)
             for method, result in ours.items():
                 print(json.dumps(dict(ratio="ours/mujoco", shape=shape, n=args.n, penetration=method,
-                                      steps_per_s=result["steps_per_s"] / mujoco["steps_per_s"])), flush=True)
+                                      steps_per_s=result["steps_per_s"] / mujoco["steps_per_s"],
+                                      last_second_steps_per_s=(result["last_second_steps_per_s"]
+                                                               / mujoco["last_second_steps_per_s"]))), flush=True)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_tu
                           ellipsoids_separated_into, minimise_width_gap, minimise_width_gap_supports,
                           new_separation_scratch, plane_depth, quadratic_form, sym_at, width_gap)
 from .box_box import box_box_distance, box_box_gap_is_distance
+from .carried_contacts import carried_motion, carry_pair, hold_contact
 from .bvh import query
 from .patches import PATCH, new_patch_scratch, pair_patch, plane_patch
 from .smooth_contact import smooth_contact_distance
@@ -265,13 +266,16 @@ def _collide_shape_pair(position, rotation, reach_of, shapes, pairs, p, i, j, hx
 
 @njit(**JIT)
 def _collide_pair_range(stride, position, rotation, shape, reach_of, axes, bounding_radius, cache_key, cache_normal,
-                        pairs, start, end, shapes):
+                        pairs, start, end, shapes, carried, velocity, h):
     """Depth, normal and point of pairs start..end into ``pairs`` (_pair_arrays; depth -inf: no contact).
 
     ``cache_key``: the warm-start cache's keys in use. Rows are read by index, not as views like position[i] (see
-    sym_at); only the rare paths take views.
+    sym_at); only the rare paths take views. ``carried``: _carried_arrays; ``velocity``: the bodies' linear and
+    angular velocities before this substep's prediction, h the substep (carried_contacts.carried_motion).
     """
-    pair_a, pair_b, witness, pair_depth, pair_normal, pair_point, _, pair_patch_count = pairs
+    pair_a, pair_b, witness, pair_depth, pair_normal, pair_point, pair_patch, pair_patch_count = pairs
+    pair_source, cache_local, _ = carried
+    linear_velocity, angular_velocity = velocity
     cache_count = cache_key.shape[0]
     normal = np.empty(3)
     sep_scratch, sep_chain, sep_lengths, sep_remainder = new_separation_scratch()
@@ -283,6 +287,7 @@ def _collide_pair_range(stride, position, rotation, shape, reach_of, axes, bound
         pair_depth[p] = -np.inf
         if shapes is not None:
             pair_patch_count[p] = 0
+            pair_source[p] = -2
         i = pair_a[p]
         j = pair_b[p]
         dx = position[j, 0] - position[i, 0]
@@ -308,12 +313,29 @@ def _collide_pair_range(stride, position, rotation, shape, reach_of, axes, bound
                                      (size[j, 0] + reach_b, size[j, 1] + reach_b, size[j, 2] + reach_b)):
                     continue
                 if cached:
+                    limit = min(shapes.reuse_length[i], shapes.reuse_length[j])
+                    if limit > 0.0 and carried_motion(cache_local, cursor, position, rotation, linear_velocity,
+                                                      angular_velocity, bounding_radius, i, j, h) <= limit:
+                        rows = 1
+                        while cursor + rows < cache_count and cache_key[cursor + rows] < key + PATCH:
+                            rows += 1
+                        nx, ny, nz, deepest = carry_pair(cache_local, cursor, rows, position, rotation, i, j,
+                                                         pair_depth, pair_normal, pair_point, pair_patch,
+                                                         pair_patch_count, p)
+                        _store_witness(witness, p, nx, ny, nz)
+                        if deepest < -reach:  # now beyond the reach (it shrinks as bodies slow): apart
+                            pair_depth[p] = -np.inf
+                            pair_patch_count[p] = 0
+                        else:
+                            pair_source[p] = cursor
+                        continue
                     hx, hy, hz = cache_normal[cursor, 0], cache_normal[cursor, 1], cache_normal[cursor, 2]
                 elif witness[p, 0] ** 2 + witness[p, 1] ** 2 + witness[p, 2] ** 2 > 0.5:
                     hx, hy, hz = witness[p, 0], witness[p, 1], witness[p, 2]
                 else:
                     distance = np.sqrt(dx * dx + dy * dy + dz * dz)
                     hx, hy, hz = (dx / distance, dy / distance, dz / distance) if distance > 0.0 else (0.0, 0.0, 1.0)
+                pair_source[p] = -1
                 _collide_shape_pair(position, rotation, reach_of, shapes, pairs, p, i, j, hx, hy, hz, cached,
                                     shape_scratch)
                 continue
@@ -384,18 +406,19 @@ def _collide_pair_range(stride, position, rotation, shape, reach_of, axes, bound
 
 @njit(**JIT_PARALLEL)
 def _collide_pairs(stride, position, rotation, shape, reach, axes, bounding_radius, cache_key, cache_normal, pairs,
-                   n_pairs, shapes, serial):
+                   n_pairs, shapes, serial, carried, velocity, h):
     """All body pairs, in parallel chunks (each pair's result has its own slot, so chunking changes nothing); with
     ``serial``, in the calling thread. Arrays, not the model and workspace: a prange loop over a tuple of many
     arrays compiles several times slower (docs/numba.md)."""
     if serial:
         _collide_pair_range(stride, position, rotation, shape, reach, axes, bounding_radius, cache_key,
-                            cache_normal, pairs, ZERO, n_pairs, shapes)
+                            cache_normal, pairs, ZERO, n_pairs, shapes, carried, velocity, h)
         return
     chunks = min(n_pairs, PARALLEL_CHUNKS)
     for chunk in prange(chunks):
         _collide_pair_range(stride, position, rotation, shape, reach, axes, bounding_radius, cache_key,
-                            cache_normal, pairs, chunk * n_pairs // chunks, (chunk + 1) * n_pairs // chunks, shapes)
+                            cache_normal, pairs, chunk * n_pairs // chunks, (chunk + 1) * n_pairs // chunks, shapes,
+                            carried, velocity, h)
 
 
 @njit(**JIT, inline="always")
@@ -481,13 +504,13 @@ def _emit_mesh_contacts(n, stride, position, rotation, shape, reach_of, bounding
 
 @njit(**JIT)
 def _emit_body_range(stride, bodies, statics, pairs, contacts, n_pairs, first_body, end_body, start, stop, shapes,
-                     meshes):
+                     meshes, carried):
     """Contacts of bodies first_body..end_body into contact slots start..stop, in key order.
 
     Each body's pairs (i, j), j increasing, come first, then its static
     colliders, then the mesh colliders' triangles (``meshes``: None where ``shapes`` is).
-    The arrays come in the tuples of _emit_inputs. Returns the slot after the last contact, or -1 if the slots ran
-    out.
+    The arrays come in the tuples of _emit_inputs and _carried_arrays. Returns the slot after the last contact, or
+    -1 if the slots ran out.
     """
     position, rotation, shape, reach, turn, inv_mass, bounding_radius = bodies
     static_kind, static_point, static_normal, static_u, static_v, static_size = statics
@@ -526,6 +549,8 @@ def _emit_body_range(stride, bodies, statics, pairs, contacts, n_pairs, first_bo
                               i, pair_b[p], key + 1 + k, pair_normal[p, 0], pair_normal[p, 1], pair_normal[p, 2],
                               extra[0], extra[1], extra[2], extra[3])
                         count += 1
+                    _hold_pair(carried, position, rotation, i, pair_b[p], p, count - 1 - pair_patch_count[p],
+                               count, contact_normal, contact_point, contact_depth)
             p += 1
         # static colliders only matter for dynamic bodies
         if inv_mass[i] == 0.0:
@@ -575,8 +600,25 @@ def _emit_body_range(stride, bodies, statics, pairs, contacts, n_pairs, first_bo
     return count
 
 
+@njit(**JIT, inline="always")
+def _hold_pair(carried, position, rotation, i, j, p, first, end, contact_normal, contact_point, contact_depth):
+    """The held points of pair p's contacts first..end (carried_contacts.py): copied where they were carried,
+    taken from the contacts where the pair was measured."""
+    pair_source, cache_local, contact_local = carried
+    source = pair_source[p]
+    if source >= 0:
+        for c in range(first, end):
+            for k in range(contact_local.shape[1]):
+                contact_local[c, k] = cache_local[source + c - first, k]
+    elif source == -1:
+        for c in range(first, end):
+            hold_contact(contact_local, c, position, rotation, i, j, contact_normal[c, 0], contact_normal[c, 1],
+                         contact_normal[c, 2], contact_point[c, 0], contact_point[c, 1], contact_point[c, 2],
+                         contact_depth[c])
+
+
 @njit(**JIT_PARALLEL)
-def _emit_in_chunks(stride, bodies, statics, pairs, contacts, n_pairs, chunk_end, shapes, meshes):
+def _emit_in_chunks(stride, bodies, statics, pairs, contacts, n_pairs, chunk_end, shapes, meshes, carried):
     """Chunk k of the bodies writes its contacts into the k-th equal share of the contact buffers, in parallel (one
     chunk: in the calling thread). Small tuples of the arrays it uses, not the model and workspace (see
     _collide_pairs)."""
@@ -585,12 +627,12 @@ def _emit_in_chunks(stride, bodies, statics, pairs, contacts, n_pairs, chunk_end
     chunks = chunk_end.shape[0]
     if chunks == 1:
         chunk_end[0] = _emit_body_range(stride, bodies, statics, pairs, contacts, n_pairs, ZERO, n, ZERO, capacity,
-                                        shapes, meshes)
+                                        shapes, meshes, carried)
         return
     for k in prange(chunks):
         chunk_end[k] = _emit_body_range(stride, bodies, statics, pairs, contacts, n_pairs, k * n // chunks,
                                         (k + 1) * n // chunks, k * capacity // chunks, (k + 1) * capacity // chunks,
-                                        shapes, meshes)
+                                        shapes, meshes, carried)
 
 
 @njit(**JIT)
@@ -607,6 +649,12 @@ def _emit_inputs(model, state, ws):
     return stride, bodies, statics, _pair_arrays(ws), _contact_buffers(ws)
 
 
+@njit(**JIT)
+def _carried_arrays(state, ws):
+    """What carried contacts read and write: ws.pair_source, state.cache_local, ws.contact_local."""
+    return ws.pair_source, state.cache_local, ws.contact_local
+
+
 def load_emit(model, state, ws, shapes=None, meshes=None):
     """Load _emit_body_range's own compiled code before any kernel that calls it, by a call on no bodies.
 
@@ -616,11 +664,11 @@ def load_emit(model, state, ws, shapes=None, meshes=None):
     """
     stride, bodies, statics, pairs, contacts = _emit_inputs(model, state, ws)
     _emit_body_range(stride, bodies, statics, pairs, contacts, 0, ZERO, ZERO, ZERO, contacts[0].shape[0], shapes,
-                     meshes)
+                     meshes, _carried_arrays(state, ws))
 
 
 @njit(**JIT)
-def collide(model, state, ws, n_pairs, serial, shapes=None, meshes=None):
+def collide(model, state, ws, n_pairs, serial, h, shapes=None, meshes=None):
     """Write contacts for all candidate pairs and static colliders. Returns count, or -1 on overflow.
 
     Pairs are collided in parallel chunks of pairs; then chunks of bodies write
@@ -630,13 +678,16 @@ def collide(model, state, ws, n_pairs, serial, shapes=None, meshes=None):
     With ``serial`` both run in the calling thread, as one chunk each: the
     same contacts in the same order. ``shapes``: the bodies' BodyShapes and ``meshes`` the
     MeshColliders; Simulation gives both in every scene, ellipsoids only too (None compiles another variant).
+    h: the substep's length, which bounds how far a pair can move in it (carried_contacts.py).
     """
     n = model.n_bodies
     stride, bodies, statics, pairs, contacts = _emit_inputs(model, state, ws)
+    carried = _carried_arrays(state, ws)
     _collide_pairs(stride, state.position, ws.rotation, ws.shape, ws.reach, model.semi_axes, model.bounding_radius,
-                   state.cache_key[:state.cache_count[0]], state.cache_normal, pairs, n_pairs, shapes, serial)
+                   state.cache_key[:state.cache_count[0]], state.cache_normal, pairs, n_pairs, shapes, serial,
+                   carried, (ws.start_linear, ws.start_angular), h)
     chunk_end = np.empty(1 if serial else max(1, min(PARALLEL_CHUNKS, n)), dtype=np.int64)
-    _emit_in_chunks(stride, bodies, statics, pairs, contacts, n_pairs, chunk_end, shapes, meshes)
+    _emit_in_chunks(stride, bodies, statics, pairs, contacts, n_pairs, chunk_end, shapes, meshes, carried)
     chunks = chunk_end.shape[0]
     # pack the shares: each moves left (or stays), so a forward copy never overwrites unread contacts
     capacity = ws.contact_key.shape[0]
@@ -656,5 +707,8 @@ def collide(model, state, ws, n_pairs, serial, shapes=None, meshes=None):
             for m in range(3):
                 ws.contact_normal[count, m] = ws.contact_normal[c, m]
                 ws.contact_point[count, m] = ws.contact_point[c, m]
+            if ws.contact_local.shape[0] > 0:
+                for m in range(ws.contact_local.shape[1]):
+                    ws.contact_local[count, m] = ws.contact_local[c, m]
             count += 1
     return count

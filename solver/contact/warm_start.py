@@ -91,28 +91,33 @@ def scale_cached_impulses(cache_impulse, cache_count, factor):
 
 @njit(**JIT_PARALLEL)
 def store_impulses(contact_slot, contact_key, contact_normal, contact_row, contact_impulse, contact_twist_impulse,
-                   cache_key, cache_normal, cache_impulse, cache_count, n_contacts, serial):
-    """Contacts of this substep become the warm-start cache of the next, in key order (world-frame impulses).
+                   contact_local, cache_key, cache_normal, cache_impulse, cache_local, cache_count, n_contacts, serial):
+    """Contacts of this substep become the warm-start cache of the next, in key order (world-frame impulses), with
+    their held points (collision/carried_contacts.py; none in scenes of ellipsoids alone).
 
     Parallel chunks of contacts; with ``serial``, one chunk in the calling thread.
     """
     cache_count[0] = n_contacts
     if serial:
         _store_range(ZERO, n_contacts, contact_slot, contact_key, contact_normal, contact_row, contact_impulse,
-                     contact_twist_impulse, cache_key, cache_normal, cache_impulse)
+                     contact_twist_impulse, contact_local, cache_key, cache_normal, cache_impulse, cache_local)
         return
     chunks = min(n_contacts, PARALLEL_CHUNKS)
     for k in prange(chunks):
         _store_range(k * n_contacts // chunks, (k + 1) * n_contacts // chunks, contact_slot, contact_key,
-                     contact_normal, contact_row, contact_impulse, contact_twist_impulse, cache_key, cache_normal,
-                     cache_impulse)
+                     contact_normal, contact_row, contact_impulse, contact_twist_impulse, contact_local, cache_key,
+                     cache_normal, cache_impulse, cache_local)
 
 
 @njit(**JIT)
 def _store_range(start, end, contact_slot, contact_key, contact_normal, contact_row, contact_impulse,
-                 contact_twist_impulse, cache_key, cache_normal, cache_impulse):
+                 contact_twist_impulse, contact_local, cache_key, cache_normal, cache_impulse, cache_local):
+    held = contact_local.shape[0] > 0
     for c in range(start, end):
         s = contact_slot[c]
+        if held:
+            for k in range(contact_local.shape[1]):
+                cache_local[c, k] = contact_local[c, k]
         cache_key[c] = contact_key[c]
         cache_impulse[c, 0] = contact_impulse[s, 0]
         for k in range(3):

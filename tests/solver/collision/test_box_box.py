@@ -147,7 +147,7 @@ def test_a_contact_of_two_boxes_apart_never_states_a_gap_wider_than_their_distan
         update_body_frames(model, state, ws, 0.0, 1 / 240, False)
         ws.reach[:] = 0.5  # every pair within the contact reach
         ws.pair_a[0], ws.pair_b[0], ws.pair_witness[0] = 0, 1, 0.0
-        count = collide(model, state, ws, 1, False, sim._shapes, sim._meshes)
+        count = collide(model, state, ws, 1, False, 0.0, sim._shapes, sim._meshes)
         assert count > 0
         gap = -ws.contact_depth[:count].max()  # GJK, where it decides, is exact to 1e-12 of the size
         assert gap <= exact + 1e-10, f"contact gap {gap:.9g} wider than the distance {exact:.9g}"

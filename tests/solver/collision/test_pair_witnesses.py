@@ -25,10 +25,10 @@ def test_pair_witnesses_only_reject_pairs_that_could_not_touch():
         gap = width - np.einsum("pi,pi->p", sim._bodies.position[b] - sim._bodies.position[a], w)
         proven_apart = witnessed & (gap < -(ws.reach[a] + ws.reach[b]))
         # the shapes Simulation hands the compiled loop: the test then runs the narrow phase it compiled
-        count = collide(sim.model, sim._bodies, ws, n_pairs, False, sim._kernel_shapes, sim._kernel_meshes)
+        count = collide(sim.model, sim._bodies, ws, n_pairs, False, 0.0, sim._kernel_shapes, sim._kernel_meshes)
         with_witnesses = [getattr(ws, f)[:count].copy() for f in fields]
         ws.pair_witness[:] = 0.0
-        assert collide(sim.model, sim._bodies, ws, n_pairs, False, sim._kernel_shapes, sim._kernel_meshes) == count
+        assert collide(sim.model, sim._bodies, ws, n_pairs, False, 0.0, sim._kernel_shapes, sim._kernel_meshes) == count
         for name, found in zip(fields, with_witnesses):
             np.testing.assert_array_equal(getattr(ws, name)[:count], found, err_msg=f"{name} after {steps} steps")
         assert proven_apart.sum() > 0.1 * n_pairs  # the filter had work to do
@@ -60,7 +60,7 @@ def test_shape_pair_witnesses_never_drop_a_contact():
     from solver.shapes.support import support_xyz
 
     scene, shapes = _mixed_shape_pile(100, seed=3)
-    sim = solver.Simulation(scene, dt=1 / 240)
+    sim = solver.Simulation(scene, dt=1 / 240, contact_reuse=0.0)  # every pair measured: the witnesses' test
     kind, params, hull_vertices = sim._shapes.kind, sim._shapes.params, sim._shapes.hull_vertices
     tolerance = 1e-7  # m: solver.distance is exact to about 1e-6 of these shapes' sizes
 
@@ -78,7 +78,7 @@ def test_shape_pair_witnesses_never_drop_a_contact():
             a, b, w = int(ws.pair_a[p]), int(ws.pair_b[p]), ws.pair_witness[p].copy()
             if w @ w > 0.5 and -height(a, w) - height(b, -w) > ws.reach[a] + ws.reach[b]:
                 proven_apart += 1
-        count = collide(sim.model, state, ws, n_pairs, False, sim._shapes, sim._meshes)
+        count = collide(sim.model, state, ws, n_pairs, False, 0.0, sim._shapes, sim._meshes)
         touching = {(int(a), int(b)) for a, b in zip(ws.contact_a[:count], ws.contact_b[:count]) if a >= 0}
         for a, b in zip(ws.pair_a[:n_pairs], ws.pair_b[:n_pairs]):
             a, b = int(a), int(b)
