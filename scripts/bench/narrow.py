@@ -43,12 +43,13 @@ from scripts.bench.pile import DT
 from solver.collision import driver, patches
 from solver.collision.convex_distance import PENETRATION
 from solver.collision.narrowphase import boxes_overlap, minimise_width_gap_supports, sym_at
+from solver.runtime import threading_layer
 from solver.step import PAIRS, broad_phase, forces
 
 FAMILIES = ("ellipsoid", "box", "superellipsoid", "hull")
 # the stage of the pair loop that settles a candidate pair, in the loop's order
-STAGES = ("bounding spheres apart", "touched last substep, touching", "touched last substep, apart",
-          "oriented boxes apart", "apart, found by the narrow phase", "new contact")
+STAGES = ("bounding spheres apart", "touched last substep, carried", "touched last substep, measured, touching",
+          "touched last substep, apart", "oriented boxes apart", "apart, found by the narrow phase", "new contact")
 REPEATS = 5  # timed passes over the pairs; the fastest is reported
 
 
@@ -185,19 +186,27 @@ def stage_costs(family: str, n: int, seed: int, step: int) -> list[dict]:
         return (pair_a[chosen], pair_b[chosen], witness[chosen], np.empty(m), np.empty((m, 3)), np.empty((m, 3)),
                 np.empty((m,) + pairs[6].shape[1:]), np.empty(m, dtype=pairs[7].dtype))
 
-    everything = own_list(np.arange(count))
-    driver._collide_pair_range(*inputs, everything, 0, count, shapes)  # which pairs end in a contact
+    def own_carried(chosen):
+        """The carried contacts' arrays for a pair list of the chosen pairs (collision/carried_contacts.py)."""
+        held = bodies.cache_local
+        return np.full(len(chosen), -2, dtype=np.int64), held, np.empty((0, held.shape[1]))
+
+    velocity = (ws.start_linear, ws.start_angular)
+    everything, every_source = own_list(np.arange(count)), own_carried(np.arange(count))
+    driver._collide_pair_range(*inputs, everything, 0, count, shapes, every_source, velocity, DT)  # the outcomes
     contact = everything[3] != -np.inf
-    groups = (spheres_apart, ~spheres_apart & touched & contact, ~spheres_apart & touched & ~contact,
+    carried = every_source[0] >= 0
+    groups = (spheres_apart, ~spheres_apart & touched & contact & carried,
+              ~spheres_apart & touched & contact & ~carried, ~spheres_apart & touched & ~contact,
               ~spheres_apart & ~touched & boxes_apart, ~spheres_apart & ~touched & ~boxes_apart & ~contact,
               ~spheres_apart & ~touched & ~boxes_apart & contact)
 
     def fastest(chosen):
         best = np.inf
         for _ in range(REPEATS + 1):  # the first pass loads the code and warms the caches
-            own = own_list(chosen)
+            own, source = own_list(chosen), own_carried(chosen)
             start = time.perf_counter()
-            driver._collide_pair_range(*inputs, own, 0, len(chosen), shapes)
+            driver._collide_pair_range(*inputs, own, 0, len(chosen), shapes, source, velocity, DT)
             best = min(best, time.perf_counter() - start)
         return best
 
@@ -233,7 +242,7 @@ def main(argv=None) -> None:
         results = (stage_costs(family, args.n, args.seed, args.step) if args.stages
                    else measure(family, args.n, args.seed, args.step, methods))
         for result in results:
-            print(json.dumps(result), flush=True)
+            print(json.dumps(dict(result, threading_layer=threading_layer())), flush=True)
 
 
 if __name__ == "__main__":

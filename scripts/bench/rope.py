@@ -22,12 +22,13 @@ import numpy as np
 
 import solver
 from solver.ropes.model import build_ropes, max_length_error, run_ropes
+from solver.runtime import threading_layer
 
 G = 9.81
 
 
 def emit(**record):
-    print(json.dumps(record), flush=True)
+    print(json.dumps(dict(record, threading_layer=threading_layer())), flush=True)
 
 
 # ------------------------------------------------------------------------------------------------
