@@ -39,11 +39,10 @@ from numba import njit
 
 import solver
 from scripts.bench import shapes as shapes_bench
-from scripts.bench.pile import DT
+from scripts.bench.pile import DT, threading_layer_record
 from solver.collision import driver, patches
 from solver.collision.convex_distance import PENETRATION
 from solver.collision.narrowphase import boxes_overlap, minimise_width_gap_supports, sym_at
-from solver.runtime import threading_layer
 from solver.step import PAIRS, broad_phase, forces
 
 FAMILIES = ("ellipsoid", "box", "superellipsoid", "hull")
@@ -242,7 +241,7 @@ def main(argv=None) -> None:
         results = (stage_costs(family, args.n, args.seed, args.step) if args.stages
                    else measure(family, args.n, args.seed, args.step, methods))
         for result in results:
-            print(json.dumps(dict(result, threading_layer=threading_layer())), flush=True)
+            print(json.dumps(dict(result, threading_layer=threading_layer_record())), flush=True)
 
 
 if __name__ == "__main__":

@@ -285,7 +285,7 @@ def run_ours(pile: dict, steps: int, steps_per_call: int = 1) -> dict:
         extra=dict(
             steps_per_call=steps_per_call,
             phase_seconds_total=phase_totals,
-            threading_layer=_numba_threading_layer(),
+            threading_layer=threading_layer_record(),
             launch_us=1e6 * sim.stats["launch_seconds"],
             serial_below=sim.settings.serial_below,
             break_even_items=break_even_items(sim.stats["launch_seconds"], sim.settings.threads),
@@ -293,7 +293,8 @@ def run_ours(pile: dict, steps: int, steps_per_call: int = 1) -> dict:
     )
 
 
-def _numba_threading_layer():
+def threading_layer_record():
+    """numba's thread count and threading layer, with TBB's version where it is TBB (None if unknown)."""
     try:
         import numba
 

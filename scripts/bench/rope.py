@@ -21,14 +21,14 @@ import time
 import numpy as np
 
 import solver
+from scripts.bench.pile import threading_layer_record
 from solver.ropes.model import build_ropes, max_length_error, run_ropes
-from solver.runtime import threading_layer
 
 G = 9.81
 
 
 def emit(**record):
-    print(json.dumps(dict(record, threading_layer=threading_layer())), flush=True)
+    print(json.dumps(dict(record, threading_layer=threading_layer_record())), flush=True)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -30,7 +30,8 @@ import time
 
 import numpy as np
 
-from scripts.bench.pile import DENSITY, DT, FRICTION, GRAVITY, MUJOCO_CONE, MUJOCO_ITERATIONS, _grid_centres
+from scripts.bench.pile import (DENSITY, DT, FRICTION, GRAVITY, MUJOCO_CONE, MUJOCO_ITERATIONS, _grid_centres,
+                                threading_layer_record)
 
 SIZE_RANGE = (0.02, 0.04)  # m
 EXPONENTS = (0.4, 0.4)
@@ -168,7 +169,7 @@ def run_ours(scene: dict, steps: int, penetration: str = "epa", contact_reuse: f
                    dict(phase_seconds_total=phases, penetration=penetration,
                         contact_reuse=_default("contact_reuse") if contact_reuse is None else contact_reuse,
                         carried_share=carried / max(1, carried + measured),
-                        threading_layer=sim.stats["threading_layer"]))
+                        threading_layer=threading_layer_record()))
 
 
 def _default(name):
