@@ -373,8 +373,7 @@ def _response_phases(model, state, ws, settings, h, targets, rope_model, rope_st
         ws.phase_seconds[ROPES] += _clock() - t4
         if status != OK:
             return status
-    status = _position_phases(model, state, ws, settings, h, shapes)
-    return status
+    return _position_phases(model, state, ws, settings, h, shapes)
 
 
 @njit(**JIT)

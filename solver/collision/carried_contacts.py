@@ -22,7 +22,20 @@ B_POINT = 3      # the point on B, in B's frame
 NORMAL = 6       # the normal from A to B, in A's frame
 REF_OFFSET = 9   # B's centre in A's frame when the pair was measured: R_A^T (x_B - x_A)
 REF_TURN = 12    # B's rotation in A's frame then, R_A^T R_B (row major)
-LOCAL_WIDTH = 21
+LOCAL_WIDTH = 21    # the pair's pose is the columns from REF_OFFSET on, the same in each of its contacts
+
+
+@njit(**JIT, inline="always")
+def _in_frame(rotation, body, a, x, y, z):
+    """Component a of the world vector (x, y, z) in ``body``'s frame: (R^T v)_a."""
+    return rotation[body, 0, a] * x + rotation[body, 1, a] * y + rotation[body, 2, a] * z
+
+
+@njit(**JIT, inline="always")
+def _relative_turn(rotation, i, j, a, b):
+    """(R_i^T R_j)_ab: body j's rotation in body i's frame."""
+    return rotation[i, 0, a] * rotation[j, 0, b] + rotation[i, 1, a] * rotation[j, 1, b] + \
+        rotation[i, 2, a] * rotation[j, 2, b]
 
 
 @njit(**JIT)
@@ -40,15 +53,12 @@ def carried_motion(local, row, position, rotation, linear_velocity, angular_velo
     dz = position[j, 2] - position[i, 2]
     shift2 = 0.0
     for a in range(3):
-        offset = rotation[i, 0, a] * dx + rotation[i, 1, a] * dy + rotation[i, 2, a] * dz
-        shift2 += (offset - local[row, REF_OFFSET + a]) ** 2
+        shift2 += (_in_frame(rotation, i, a, dx, dy, dz) - local[row, REF_OFFSET + a]) ** 2
     # trace(M_ref^T M) with M = R_A^T R_B: 1 + 2 cos(theta) for the turn theta since the measurement
     trace = 0.0
     for a in range(3):
         for b in range(3):
-            turn = rotation[i, 0, a] * rotation[j, 0, b] + rotation[i, 1, a] * rotation[j, 1, b] + \
-                rotation[i, 2, a] * rotation[j, 2, b]
-            trace += local[row, REF_TURN + 3 * a + b] * turn
+            trace += local[row, REF_TURN + 3 * a + b] * _relative_turn(rotation, i, j, a, b)
     chord = np.sqrt(max(3.0 - trace, 0.0))  # 2 sin(theta / 2): how far a point at unit distance moved
     radius = bounding_radius[j]
     # this substep: j's points relative to i's frame move at most |v_j - v_i| + |w_i| (|d| + r_j) + |w_j| r_j
@@ -114,23 +124,28 @@ def _hold_point(local, c, column, position, rotation, body, x, y, z):
     y -= position[body, 1]
     z -= position[body, 2]
     for a in range(3):
-        local[c, column + a] = rotation[body, 0, a] * x + rotation[body, 1, a] * y + rotation[body, 2, a] * z
+        local[c, column + a] = _in_frame(rotation, body, a, x, y, z)
 
 
 @njit(**JIT)
 def hold_contact(local, c, position, rotation, i, j, nx, ny, nz, px, py, pz, depth):
     """Contact c of bodies i and j as just measured (normal n from i to j, point p, depth) into ``local[c]``: its
-    point on each body (p plus and minus half the depth along n), in that body's frame, the normal in i's, and the
-    pair's relative pose."""
+    point on each body (p plus and minus half the depth along n), in that body's frame, and the normal in i's
+    (the pair's pose: hold_pose)."""
     half = 0.5 * depth
     _hold_point(local, c, A_POINT, position, rotation, i, px + half * nx, py + half * ny, pz + half * nz)
     _hold_point(local, c, B_POINT, position, rotation, j, px - half * nx, py - half * ny, pz - half * nz)
+    for a in range(3):
+        local[c, NORMAL + a] = _in_frame(rotation, i, a, nx, ny, nz)
+
+
+@njit(**JIT)
+def hold_pose(local, c, position, rotation, i, j):
+    """Bodies i and j's relative pose, as carried_motion compares it, into ``local[c]``."""
     dx = position[j, 0] - position[i, 0]
     dy = position[j, 1] - position[i, 1]
     dz = position[j, 2] - position[i, 2]
     for a in range(3):
-        local[c, NORMAL + a] = rotation[i, 0, a] * nx + rotation[i, 1, a] * ny + rotation[i, 2, a] * nz
-        local[c, REF_OFFSET + a] = rotation[i, 0, a] * dx + rotation[i, 1, a] * dy + rotation[i, 2, a] * dz
+        local[c, REF_OFFSET + a] = _in_frame(rotation, i, a, dx, dy, dz)
         for b in range(3):
-            local[c, REF_TURN + 3 * a + b] = rotation[i, 0, a] * rotation[j, 0, b] + \
-                rotation[i, 1, a] * rotation[j, 1, b] + rotation[i, 2, a] * rotation[j, 2, b]
+            local[c, REF_TURN + 3 * a + b] = _relative_turn(rotation, i, j, a, b)

@@ -46,7 +46,7 @@ from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_tu
                           ellipsoids_separated_into, minimise_width_gap, minimise_width_gap_supports,
                           new_separation_scratch, plane_depth, quadratic_form, sym_at, width_gap)
 from .box_box import box_box_distance, box_box_gap_is_distance
-from .carried_contacts import carried_motion, carry_pair, hold_contact
+from .carried_contacts import REF_OFFSET, carried_motion, carry_pair, hold_contact, hold_pose
 from .bvh import query
 from .patches import PATCH, new_patch_scratch, pair_patch, plane_patch
 from .smooth_contact import smooth_contact_distance
@@ -611,10 +611,14 @@ def _hold_pair(carried, position, rotation, i, j, p, first, end, contact_normal,
             for k in range(contact_local.shape[1]):
                 contact_local[c, k] = cache_local[source + c - first, k]
     elif source == -1:
+        hold_pose(contact_local, first, position, rotation, i, j)  # once a pair, the same for each contact
         for c in range(first, end):
             hold_contact(contact_local, c, position, rotation, i, j, contact_normal[c, 0], contact_normal[c, 1],
                          contact_normal[c, 2], contact_point[c, 0], contact_point[c, 1], contact_point[c, 2],
                          contact_depth[c])
+            if c > first:
+                for k in range(REF_OFFSET, contact_local.shape[1]):
+                    contact_local[c, k] = contact_local[first, k]
 
 
 @njit(**JIT_PARALLEL)
