@@ -4,6 +4,7 @@ Issue 21 asks that no operation block the UI for more than 50 ms. The timer's wo
 instanced bake after a run) is done in units between which it may stop: a tick goes on while its deadline is
 ahead (TICK_BUDGET, about half the goal: a tick can overrun by one unit, and the machine may take the CPU from
 it meanwhile), and the next tick takes up where it stopped.
+`TickedOperator` runs an operator's steps that way when it is clicked, and at once when a script calls it.
 
 Long work is written as a generator that yields between units (``yield what, done, total`` for the progress
 shown): `drain` runs one to its end at once (scripts, ``blender -b``), a `Stepper` a budget's worth at a time
@@ -72,7 +73,6 @@ class Stepper:
         if self.done:
             return False
         deadline = Deadline(TICK_BUDGET if budget is None else budget)
-        first = True
         while True:
             try:
                 step = next(self.steps)
@@ -83,13 +83,12 @@ class Stepper:
             if step is COMMITTED:
                 self.committed = True
             elif step is ALONE:
-                if not first:
+                if self.units > 1:  # whatever ran before it in this tick (the generator's start alone is nothing)
                     return True
             elif step:
                 self.progress = step
             if deadline.passed():
                 return True
-            first = False
 
     def finish(self):
         """Run the rest at once."""
@@ -104,3 +103,69 @@ class Stepper:
         self.steps.close()
         self.done = True
         return True
+
+
+class TickedOperator:
+    """Mixin for an operator whose work is a generator of steps, ``steps(context)``; ``done(context, result)``
+    reports the generator's return value and gives the operator's return set.
+
+    A click (invoke, with a window) runs the steps a tick's budget at a time from a modal timer, so the UI draws
+    between ticks; a script (execute, or ``blender -b``) runs them at once. Esc stops them between two units
+    before they have committed (their clean-up then leaves the file as it was); other input waits meanwhile.
+    """
+    _stepper = None
+    _timer = None
+
+    def execute(self, context):
+        return self.done(context, drain(self.steps(context)))
+
+    def invoke(self, context, event):
+        import bpy
+
+        if bpy.app.background or context.window is None:
+            return self.execute(context)
+        self._stepper = Stepper(self.steps(context))
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(TICK_INTERVAL, window=context.window)
+        wm.modal_handler_add(self)
+        self._status(context, "starting")
+        return {'RUNNING_MODAL'}
+
+    def modal(self, context, event):
+        stepper = self._stepper
+        if event.type == 'ESC' and event.value == 'PRESS':
+            if stepper.cancel():
+                self._end(context)
+                self.report({'WARNING'}, f"{self.bl_label} cancelled: nothing was changed")
+                return {'CANCELLED'}
+            return {'RUNNING_MODAL'}  # committed: it goes on to its end
+        if event.type != 'TIMER':
+            return {'RUNNING_MODAL'}
+        if event.timer is not self._timer:
+            return {'PASS_THROUGH'}
+        try:
+            more = stepper.advance()
+        except BaseException:
+            self._end(context)
+            raise
+        if more:
+            what, done, total = stepper.progress
+            self._status(context, f"{what} ({done}/{total})" if what else "working")
+            return {'RUNNING_MODAL'}
+        self._end(context)
+        return self.done(context, stepper.result)
+
+    def cancel(self, context):  # Blender closing the window or loading a file: stop, or end at once once committed
+        if not self._stepper.cancel():
+            self._stepper.finish()
+        self._end(context)
+
+    def _status(self, context, text):
+        if context.workspace is not None:
+            context.workspace.status_text_set(f"{self.bl_label}: {text}  (Esc to cancel)" if text else None)
+
+    def _end(self, context):
+        if self._timer is not None:
+            context.window_manager.event_timer_remove(self._timer)
+            self._timer = None
+        self._status(context, None)

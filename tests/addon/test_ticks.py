@@ -27,6 +27,22 @@ def test_a_unit_after_alone_begins_a_tick_of_its_own():
     assert not stepper.advance(budget=1e9) and log == list(range(6))
 
 
+def two_heavy_units(log):
+    yield "reading", 0, 2
+    yield ticks.ALONE
+    log.append("heavy 1")
+    yield ticks.ALONE
+    log.append("heavy 2")
+
+
+def test_two_units_with_only_alone_between_them_never_share_a_tick():
+    log = []
+    stepper = ticks.Stepper(two_heavy_units(log))
+    assert stepper.advance(budget=1e9) and log == []
+    assert stepper.advance(budget=1e9) and log == ["heavy 1"]  # the tick that ran it ends at the next ALONE
+    assert not stepper.advance(budget=1e9) and log == ["heavy 1", "heavy 2"]
+
+
 @pytest.fixture(scope="module")
 def keyframes(checkout_kernels, scenario):
     return scenario("keyframes_chunks")
