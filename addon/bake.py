@@ -13,7 +13,7 @@ import numpy as np
 from mathutils import Matrix
 
 from ..solver import rotations
-from . import instances
+from . import datablocks, instances
 from . import blender_compat as compat
 from .ticks import ALONE, COMMITTED, drain
 
@@ -86,14 +86,14 @@ def store_originals(obj):
     s.orig_action = anim.action if anim else None
 
 
-def _drop_bake_action(obj):
+def _drop_bake_action(obj, dropped):
+    """Take our bake action off the object, into the list ``dropped`` for datablocks.remove_unused."""
     s = obj.quadric
     action = s.bake_action
     s.bake_action = None
     if action is not None:
         compat.assign_action(obj, None)
-        if action.users == 0:
-            bpy.data.actions.remove(action)
+        dropped.append(action)
 
 
 def object_channels(obj, loc, rot):
@@ -128,8 +128,7 @@ def build_keyframes(targets, frames):
             for fc, channel in zip(fcs, channels):
                 writer.fill(fc, channel[3])
     except BaseException:
-        for _, action, *_ in built:
-            bpy.data.actions.remove(action)
+        datablocks.remove_unused([action for _, action, *_ in built])
         raise
     return [(obj, action, slot, turning) for obj, action, slot, _, _, turning in built]
 
@@ -137,9 +136,12 @@ def build_keyframes(targets, frames):
 def assign_keyframes(built):
     """Put the actions build_keyframes made on their objects in one step (one rebuild of Blender's relations),
     each object's earlier bake replaced and its pre-bake transform kept."""
-    for obj, action, slot, turning in built:
+    dropped = []
+    for obj, _, _, _ in built:
         store_originals(obj)
-        _drop_bake_action(obj)
+        _drop_bake_action(obj, dropped)
+    datablocks.remove_unused(dropped)
+    for obj, action, slot, turning in built:
         name = f"QuadricBake {obj.name}"
         if action.name != name:  # the dropped action's name, free again
             action.name = name
@@ -236,10 +238,12 @@ def bake_recording_steps(context, conv, rec):
             yield from instances.bake_instances_steps(context, bodies, conv.frame_start, rec.body_poses, off_loc,
                                                       off_rot, index)
             yield COMMITTED
+            dropped = []
             for k, obj in enumerate(bodies):
-                clear_bake(obj)  # a keyframe bake from before would move the hidden source
+                clear_bake(obj, dropped)  # a keyframe bake from before would move the hidden source
                 if k % CLEAR_STEP == CLEAR_STEP - 1:
                     yield "clearing the bodies' keyframes", k + 1, len(bodies)
+            datablocks.remove_unused(dropped)
         else:
             poses = ChunkedPoses(rec.body_poses, index, off_loc, off_rot)
             targets = [(obj, partial(_body_channels, obj, conv.bodies[b].parent_frames, poses, j))
@@ -267,13 +271,24 @@ def _body_channels(obj, parent_frames, poses, j):
     return object_channels(obj, *in_parent_space(parent_frames[:len(loc)], loc, rot))
 
 
-def clear_bake(obj):
+def clear_bakes(objs):
+    """clear_bake of each object, the bake actions deleted together; the names of those that had a bake."""
+    dropped = []
+    cleared = [obj.name for obj in objs if clear_bake(obj, dropped)]
+    datablocks.remove_unused(dropped)
+    return cleared
+
+
+def clear_bake(obj, dropped=None):
     """Remove our bake from an object and restore its original transform, rotation mode and action; the fields that
-    kept them are unset (as before any bake)."""
+    kept them are unset (as before any bake). Returns whether it had one. With ``dropped`` (a list), the bake action
+    is left there for datablocks.remove_unused instead of deleted now."""
     s = obj.quadric
     if not s.is_baked:
         return False
-    _drop_bake_action(obj)
+    if dropped is None:
+        return bool(clear_bakes([obj]))
+    _drop_bake_action(obj, dropped)
     if s.orig_action is not None:
         compat.assign_action(obj, s.orig_action)
     obj.rotation_mode = s.orig_rotation_mode

@@ -17,7 +17,7 @@ import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
 from ..solver import rotations
-from . import fitting, shapes
+from . import datablocks, fitting, shapes
 
 DISPLAY_CONSTRAINT = "Quadric Shape"
 _quiet = [0]  # above 0 while the add-on writes the settings itself: their update callbacks wait
@@ -96,7 +96,9 @@ def apply_fit(obj, found):
     update_display(obj, create=True)
 
 
-def _set_hull(obj, vertices, faces):
+def _set_hull(obj, vertices, faces, doomed=None):
+    """Give the body a hull mesh of these vertices and faces, or none; the one it replaces is deleted where nothing
+    else uses it, or left in the list ``doomed`` for delete_displays."""
     s = obj.quadric
     old = s.hull_mesh
     if vertices is None:
@@ -105,8 +107,11 @@ def _set_hull(obj, vertices, faces):
         mesh = bpy.data.meshes.new(obj.name + " Hull")
         mesh.from_pydata(np.asarray(vertices).tolist(), [], np.asarray(faces).tolist())
         s.hull_mesh = mesh
-    if old is not None and old != s.hull_mesh and old.users == 0:
-        bpy.data.meshes.remove(old)
+    if old is not None and old != s.hull_mesh:
+        if doomed is None:
+            datablocks.remove_unused([old])
+        else:
+            doomed.append(old)
 
 
 def hull_arrays(mesh):
@@ -193,20 +198,31 @@ def update_display(obj, create=False):
     return display
 
 
-def remove_display(obj):
-    """Delete the body's display and its hull mesh; returns whether there was a display."""
+def remove_display(obj, doomed=None):
+    """Delete the body's display and its hull mesh; returns whether there was a display. With ``doomed`` (a list),
+    they are only taken off the body and left there for delete_displays."""
     s = obj.quadric
     display = s.shape_display
+    own = doomed is None
+    doomed = [] if own else doomed
     with quiet():
-        _set_hull(obj, None, None)
-    if display is None:
-        return False
-    mesh = display.data
-    s.shape_display = None
-    bpy.data.objects.remove(display)
-    if mesh is not None and mesh.users == 0:
-        bpy.data.meshes.remove(mesh)
-    return True
+        _set_hull(obj, None, None, doomed)
+    if display is not None:
+        s.shape_display = None
+        doomed.append(display)
+    if own:
+        delete_displays(doomed)
+    return display is not None
+
+
+def delete_displays(doomed):
+    """Delete what remove_display left in ``doomed`` (displays and hull meshes), and the displays' meshes where
+    nothing else uses them, all at once (addon/datablocks.py)."""
+    displays = [block for block in doomed if isinstance(block, bpy.types.Object)]
+    meshes = [block for block in doomed if not isinstance(block, bpy.types.Object)]
+    meshes += [display.data for display in displays if display.data is not None]
+    datablocks.remove(displays)
+    datablocks.remove_unused(meshes)
 
 
 # --------------------------------------------------------------------------------- update callbacks

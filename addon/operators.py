@@ -7,8 +7,8 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from . import (bake, blender_compat, body_shape, convert, fitting, instances, particle_bake, point_cache, preflight,
-               preview, resume, rope_rig, run_stats, runtime, shapes, stale, ticks)
+from . import (bake, blender_compat, body_shape, convert, datablocks, fitting, instances, particle_bake, point_cache,
+               preflight, preview, resume, rope_rig, run_stats, runtime, shapes, stale, ticks)
 from .job import SimulationJob
 from .properties import (BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, SHAPE_ITEMS, end_mode_property,
                          frame_range)
@@ -41,10 +41,9 @@ def _report_problems(op, problems, done):
 
 
 # --------------------------------------------------------------------------- bodies
-def make_body(context, obj, body_type='DYNAMIC', shape=None):
-    """Fit a mesh object's shape (``shape``: a family or 'AUTO'; default: its Shape setting) and mark it as a
-    body. Returns the fit's warning or ''."""
-    found = body_shape.fit(context, obj, shape)
+def make_body(obj, found, body_type='DYNAMIC', shape=None):
+    """Mark a mesh object as a body with the shape fitted to it (body_shape.fit; ``shape``, a family or 'AUTO', is
+    kept as its Shape setting where given)."""
     s = obj.quadric
     with body_shape.quiet():
         s.role = 'BODY'
@@ -52,7 +51,6 @@ def make_body(context, obj, body_type='DYNAMIC', shape=None):
         if shape is not None:
             s.shape = shape
     body_shape.apply_fit(obj, found)
-    return found.warning
 
 
 def rope_rig_of(obj):
@@ -67,19 +65,35 @@ def is_shape_display(obj):
     return body_shape.display_owner(obj) is not None
 
 
-def fit_bodies(op, context, objs, body_type, shape=None):
-    """make_body on each object, reporting the fits' warnings; returns (bodies made, why the others failed)."""
-    fitted, problems = [], []
-    for obj in objs:
+def fit_steps(context, objs, shape=None):
+    """Steps (addon/ticks.py) that fit each object's shape (``shape``: a family or 'AUTO'; default: its Shape
+    setting), an object a step, changing nothing; returns ([(object, ShapeFit)], why the others failed).
+
+    Every mesh is read before any becomes a body: a body's display changes the scene, and reading the next mesh
+    then waits for Blender to evaluate the scene again (33 ms an object among 300, most of Add Body's time)."""
+    fits, problems = [], []
+    for k, obj in enumerate(objs):
         try:
-            warning = make_body(context, obj, body_type, shape)
+            fits.append((obj, body_shape.fit(context, obj, shape)))
         except fitting.FitError as exc:
             problems.append(str(exc))
-            continue
-        fitted.append(obj)
-        if warning:
-            op.report({'WARNING'}, warning)
-    return fitted, problems
+        yield "fitting the shapes", k + 1, len(objs)
+    return fits, problems
+
+
+def make_bodies(op, fits, body_type, shape=None):
+    """make_body of each (object, fit) of fit_steps, reporting the fits' warnings; returns the objects."""
+    for obj, found in fits:
+        make_body(obj, found, body_type, shape)
+        if found.warning:
+            op.report({'WARNING'}, found.warning)
+    return [obj for obj, _ in fits]
+
+
+def fit_bodies(op, context, objs, body_type, shape=None):
+    """Fit each object and make it a body at once; returns (bodies made, why the others failed)."""
+    fits, problems = ticks.drain(fit_steps(context, objs, shape))
+    return make_bodies(op, fits, body_type, shape), problems
 
 
 def describe_fit(obj):
@@ -89,7 +103,7 @@ def describe_fit(obj):
     return f"{family} (auto)" if s.shape == 'AUTO' else family
 
 
-class QUADRIC_OT_add_body(bpy.types.Operator):
+class QUADRIC_OT_add_body(ticks.TickedOperator, bpy.types.Operator):
     """Make the selected meshes (or every mesh of a collection) quadric bodies: fit each one's shape (Auto: the
     simplest shape that matches the mesh)"""
     bl_idname = "quadric.add_body"
@@ -126,18 +140,28 @@ class QUADRIC_OT_add_body(bpy.types.Operator):
         new = [o for o in objs if o.quadric.role == 'NONE']
         return new, len(objs) - len(new), f"collection '{coll.name}'"
 
-    def execute(self, context):
+    def steps(self, context):
+        """The shapes fitted an object a step (Esc stops it, nothing changed), then every body made in one step:
+        each display made in a tick of its own would have Blender rebuild its relations after each tick."""
         targets = self._targets(context)
         if targets is None:
-            return {'CANCELLED'}
+            return None
         objs, passed_over, source = targets
         if not objs and self.use_collection:
             self.report({'ERROR'}, f"nothing to add from the {source}: it has no mesh not yet in the simulation")
-            return {'CANCELLED'}
+            return None
         if not objs:
             self.report({'ERROR'}, "select one or more mesh objects to make quadric bodies")
+            return None
+        fits, problems = yield from fit_steps(context, objs, self.shape)
+        yield ticks.ALONE
+        yield ticks.COMMITTED
+        return make_bodies(self, fits, self.body_type, self.shape), problems, passed_over, source
+
+    def done(self, context, result):
+        if result is None:
             return {'CANCELLED'}
-        fitted, problems = fit_bodies(self, context, objs, self.body_type, self.shape)
+        fitted, problems, passed_over, source = result
         done = len(fitted)
         _report_problems(self, problems, done)
         if not done:
@@ -831,7 +855,7 @@ class QUADRIC_OT_bake_resume(SimulationRun, bpy.types.Operator):
     prepare_steps = staticmethod(prepare_resumed_steps)
 
 
-class QUADRIC_OT_check_scene(bpy.types.Operator):
+class QUADRIC_OT_check_scene(ticks.TickedOperator, bpy.types.Operator):
     """List every problem that would stop the simulation (overlapping bodies, flat shapes, parents, masses, bad
     rope curves), at once and without compiling the solver"""
     bl_idname = "quadric.check_scene"
@@ -842,20 +866,24 @@ class QUADRIC_OT_check_scene(bpy.types.Operator):
     def poll(cls, context):
         return context.scene is not None
 
-    def execute(self, context):
+    def steps(self, context):
         started = time.perf_counter()
-        problems = preflight.check(context)
+        problems = yield from preflight.check_steps(context)
+        return problems, time.perf_counter() - started
+
+    def done(self, context, result):
+        problems, seconds = result
         preflight.store(context.scene, problems)
         preflight.report(self, problems)
         if problems:  # errors, or warnings only (the status line shows the first)
             return {'FINISHED'}
-        msg = f"Check Scene: no problems ({time.perf_counter() - started:.2f} s)"
+        msg = f"Check Scene: no problems ({seconds:.2f} s)"
         context.scene.quadric.status = msg
         self.report({'INFO'}, msg)
         return {'FINISHED'}
 
 
-class QUADRIC_OT_resolve_overlaps(bpy.types.Operator):
+class QUADRIC_OT_resolve_overlaps(ticks.TickedOperator, bpy.types.Operator):
     """Move dynamic bodies out of the overlaps Check Scene reports, each by the least it can: lifted off floors,
     pushed apart along the contact normal"""
     bl_idname = "quadric.resolve_overlaps"
@@ -866,9 +894,11 @@ class QUADRIC_OT_resolve_overlaps(bpy.types.Operator):
     def poll(cls, context):
         return context.scene is not None and context.mode == 'OBJECT' and active_job is None
 
-    def execute(self, context):
-        changes, left = preflight.resolve(context)
-        problems = preflight.check(context)
+    def steps(self, context):
+        return preflight.resolve_steps(context)
+
+    def done(self, context, result):
+        changes, left, problems = result
         preflight.store(context.scene, problems)
         if not changes and not left:
             self.report({'INFO'}, "no overlaps to resolve")
@@ -912,12 +942,16 @@ class QUADRIC_OT_clear_bake(bpy.types.Operator):
         scene = context.scene
         points = scene.quadric.instance_points
         name = points.name if points is not None else ""
+        objects = list(scene.objects)
+        cleared = set(bake.clear_bakes(objects))
         n = 0
-        for obj_name in [o.name for o in scene.objects]:
-            obj = bpy.data.objects.get(obj_name)  # a group's particles object goes with the group's bake
-            if obj is not None:
-                n += bake.clear_bake(obj) | particle_bake.clear(obj)
-                obj.quadric.property_unset("bake_fingerprint")  # (addon/stale.py) of a bake no longer there
+        for obj in objects:
+            try:
+                name = obj.name
+            except ReferenceError:  # a group's particles object, deleted with its group's bake
+                continue
+            n += (name in cleared) | particle_bake.clear(obj)
+            obj.quadric.property_unset("bake_fingerprint")  # (addon/stale.py) of a bake no longer there
         cleared = instances.clear_instances(scene)
         dropped = resume.forget(scene)  # Bake from Current Frame would bake its kept frames again
         scene.quadric.status = ""
@@ -1042,8 +1076,9 @@ def remove_rope(arm):
     return curve
 
 
-def remove_from_simulation(obj):
-    """Take one object out of the simulation; returns what was done, in words."""
+def remove_from_simulation(obj, dropped, doomed):
+    """Take one object out of the simulation; returns what was done, in words. Its bake action goes into the list
+    ``dropped`` and its display into ``doomed``, for the caller to delete with the others' (addon/datablocks.py)."""
     s = obj.quadric
     role = s.role
     if role == 'ROPE':
@@ -1051,9 +1086,9 @@ def remove_from_simulation(obj):
         curve = remove_rope(obj)
         shown = f" and showed its curve '{curve.name}' again" if curve is not None else ""
         return f"removed rope '{name}' (its rig and mesh){shown}"
-    baked = bake.clear_bake(obj) | particle_bake.clear(obj)
+    baked = bake.clear_bake(obj, dropped) | particle_bake.clear(obj)
     parts = ["cleared its bake"] if baked else []
-    if body_shape.remove_display(obj):
+    if body_shape.remove_display(obj, doomed):
         parts.append("deleted its shape display")
     s.role = 'NONE'
     return f"took {role.lower()} '{obj.name}' out of the simulation" + (f" ({', '.join(parts)})" if parts else "")
@@ -1082,8 +1117,11 @@ class QUADRIC_OT_remove(bpy.types.Operator):
             names = ", ".join(f"'{o.name}'" for o in objs) or "nothing is selected"
             self.report({'ERROR'}, f"not in the Quadric simulation: {names}")
             return {'CANCELLED'}
+        dropped, doomed = [], []
         for obj in targets:
-            self.report({'INFO'}, remove_from_simulation(obj))
+            self.report({'INFO'}, remove_from_simulation(obj, dropped, doomed))
+        datablocks.remove_unused(dropped)
+        body_shape.delete_displays(doomed)
         return {'FINISHED'}
 
 

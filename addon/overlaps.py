@@ -52,6 +52,7 @@ import numpy as np
 
 from ..solver.mesh import mesh_topology
 from .shapes import ELLIPSOID, HULL, bounding_radius, support_points, support_values
+from .ticks import ALONE, drain
 
 # Simulation(overlap_tolerance=...)'s default in the solver: initial overlaps deeper than this fraction of
 # the smaller body's smallest semi-axis are refused (tests/addon/test_overlaps.py checks they agree).
@@ -751,7 +752,14 @@ def _tube_depths_other(c, shapes, bodies, rot, near, tube_center, axis, radius):
 
 def separate(centers, rotation, semi_axes, movable, colliders, tolerance=OVERLAP_TOLERANCE, gap=1e-3,
              iterations=SEPARATE_PASSES, shapes=None):
-    """Translations (N, 3) that move movable bodies out of every overlap deeper than ``tolerance``.
+    """Translations (N, 3) that move movable bodies out of every overlap deeper than ``tolerance``; see
+    separate_steps."""
+    return drain(separate_steps(centers, rotation, semi_axes, movable, colliders, tolerance, gap, iterations, shapes))
+
+
+def separate_steps(centers, rotation, semi_axes, movable, colliders, tolerance=OVERLAP_TOLERANCE, gap=1e-3,
+                   iterations=SEPARATE_PASSES, shapes=None):
+    """separate cut into steps for timer ticks (addon/ticks.py): a pass a step, the last check one of its own.
 
     Each pass finds the overlaps the check would report and pushes each apart along its normal by its depth
     plus ``gap`` times the smaller smallest semi-axis: a body against a collider or a fixed body moves the
@@ -769,9 +777,10 @@ def separate(centers, rotation, semi_axes, movable, colliders, tolerance=OVERLAP
     moved = np.zeros_like(centers)
     since_pairs = np.full(len(centers), np.inf)  # distance moved since the pairs were found
     changed = np.ones(len(centers), dtype=bool)
-    for _ in range(iterations):
+    for k in range(iterations):
         now = centers + moved
         if since_pairs.max(initial=0.0) > 0.5 * skin:
+            yield ALONE  # the candidate pairs found again and all of them measured: a tick of its own
             all_a, all_b = candidate_pairs(now, radii, skin)
             since_pairs[:] = 0.0
         mask = changed[all_a] | changed[all_b]
@@ -790,6 +799,8 @@ def separate(centers, rotation, semi_axes, movable, colliders, tolerance=OVERLAP
             break
         moved += push
         since_pairs += np.linalg.norm(push, axis=1)
+        yield "separating the overlapping bodies (passes)", k + 1, iterations
+    yield ALONE  # every pair measured again: 20 to 25 ms for 2,000 bodies
     now = centers + moved
     return moved, _joined(body_overlaps(now, rotation, semi_axes, tolerance, shapes),
                           static_overlaps(now, rotation, semi_axes, colliders, movable, tolerance, shapes))

@@ -18,7 +18,7 @@ from ..solver import rotations
 from ..solver.mesh import mesh_topology
 from . import body_shape, convert, overlaps, particle_preflight, shapes
 from .properties import frame_range
-from .ticks import ALONE, drain
+from .ticks import ALONE, COMMITTED, drain
 
 # solver/ropes/model.py refuses a drawn curve that turns back by more than this at a node
 MAX_KINK_DEGREES = 175.0
@@ -309,15 +309,25 @@ def _translate(obj, delta):
 
 
 def resolve(context, scene=None):
-    """Move dynamic bodies out of every overlap the check reports.
+    """Move dynamic bodies out of every overlap the check reports; see resolve_steps."""
+    return drain(resolve_steps(context, scene))
 
-    Returns ([(name, world delta)], largest move first; [why each overlap left could not be resolved]).
+
+def resolve_steps(context, scene=None):
+    """Resolve Overlaps cut into steps for timer ticks (addon/ticks.py): the scene read and the moves found a few
+    bodies or a pass a step, changing nothing; then every body moved in one step (COMMITTED), and the scene
+    checked again.
+
+    Returns ([(name, world delta)], largest move first; [why each overlap left could not be resolved];
+    the problems the check finds afterwards).
     """
     scene = scene or context.scene
-    layout = read_scene(context, scene)
-    moved, left = overlaps.separate(layout.centers, layout.rotation, layout.semi_axes, layout.movable,
-                                    layout.statics, shapes=layout.shapes)
+    layout = yield from read_scene_steps(context, scene)
+    moved, left = yield from overlaps.separate_steps(layout.centers, layout.rotation, layout.semi_axes,
+                                                     layout.movable, layout.statics, shapes=layout.shapes)
     changes = []
+    yield ALONE
+    yield COMMITTED
     for k in np.flatnonzero(np.any(moved != 0.0, axis=1)):
         _translate(layout.bodies[k], moved[k])
         changes.append((layout.bodies[k].name, moved[k]))
@@ -328,7 +338,9 @@ def resolve(context, scene=None):
             stuck.append(f"{problem.message}: still there after {overlaps.SEPARATE_PASSES} passes (wedged in?)")
         else:
             stuck.append(f"{problem.message}: neither is a dynamic body, move one by hand")
-    return changes, stuck
+    yield ALONE  # the check below reads the scene again, which Blender re-evaluates after the moves
+    problems = yield from check_steps(context, scene)
+    return changes, stuck, problems
 
 
 def describe_move(delta):

@@ -110,6 +110,9 @@ class CheckingLayout:
         assert hasattr(bpy.types, idname), f"panel shows missing menu {idname}"
         self.log.append(("menu", idname))
 
+    def progress(self, factor=0.0, type='BAR', text=""):
+        self.log.append(("progress", text, factor))
+
 
 class OperatorProps:
     """Stands in for the properties a layout.operator() returns: checks the operator has each one set."""
@@ -410,9 +413,23 @@ def scenario_bake(out, blend_path):
     res["diverge_status"] = scene.quadric.status
     res["diverge_keys_unchanged"] = keyframe_dump(bodies) == before
 
+    res["diverge_partial_end"] = scene.quadric.partial_bake_end
+
+    # 4b. A run that diverges after some frames: the Brick's velocity made infinite in the worker once 5 frames
+    #     (the start pose and 4 steps) are done, so the solver finds a non-finite state in the next frame.
+    def poison(done, total):
+        if done == 5:
+            job._sim.state.linear_velocity[target] = math.inf  # (the live arrays, not a copy)
+
+    job = ops.prepare_job(ctx, on_progress=poison)
+    res["late_diverge_state"] = job.run_sync()
+    res["late_diverge_message"] = job.message
+    res["late_diverge_finish"] = sorted(ops.finish_job(ctx, job))
+    res.update(late_diverge_status=scene.quadric.status, late_diverge_partial_end=scene.quadric.partial_bake_end,
+               late_diverge_keys=keyframe_dump(bodies))
+
     # 5. Clear Bake restores transforms, rotation modes and drops the bake actions, the fields that kept them and
     #    the kept run (Bake from Current Frame's).
-    res["diverge_partial_end"] = scene.quadric.partial_bake_end
     kept = mod("resume").points(scene)
     res["kept_before_clear"] = [kept.conv.frame_start, kept.recording.frames, len(kept.snapshots)]
     res["fields_baked"] = bake_fields_set(scene.objects)
@@ -752,6 +769,159 @@ def scenario_preflight(out):
         bpy.ops.ed.redo()
     res["after_redo"] = body_centres(names)
     res["kernels_at_end"] = kernel_modules()
+    return res
+
+
+def ticked_operator(name, ctx, **props):
+    """An operator (``name``, a TickedOperator, with the properties ``props``) as invoke() leaves it after a click,
+    with its methods (bpy has no window to click in); and the reports it makes."""
+    import types
+
+    cls = getattr(bpy.types, name)
+    reports = []
+    op = types.SimpleNamespace(_timer=ctx.window_manager.event_timer_add(0.1), bl_label=cls.bl_label,
+                               report=lambda kind, msg: reports.append((sorted(kind), msg)), **props)
+    for method in ("steps", "done", "modal", "cancel", "_status", "_end", "_targets"):
+        if hasattr(cls, method):
+            setattr(op, method, getattr(cls, method).__get__(op))
+    op._stepper = mod("ticks").Stepper(op.steps(ctx))
+    return op, reports
+
+
+def scenario_preflight_ticks(out):
+    """Check Scene and Resolve Overlaps as a click runs them (modal, through the timer), a body a step with a
+    budget of zero, against the same at once; Esc in the middle of each; and which heavy units a tick holds when
+    only ALONE ends ticks."""
+    scene, bodies = build_overlap_scene()
+    scene.frame_current = 7  # the check reads the range's first frame and comes back
+    names = [b.name for b in bodies]
+    ticks, preflight, overlaps = mod("ticks"), mod("preflight"), mod("overlaps")
+    ctx = bpy.context
+    placed = {b.name: tuple(b.location) for b in bodies}
+
+    def put_back():
+        for b in bodies:
+            b.location = placed[b.name]
+        ctx.view_layer.update()
+
+    def shown():
+        return [[p.kind, p.message] for p in scene.quadric.problems]
+
+    res = dict(once=[[p.kind, p.message] for p in preflight.check(ctx)], centres=body_centres(names))
+    bpy.ops.quadric.resolve_overlaps()
+    res["resolved_once"] = body_centres(names)
+    put_back()
+    scene.quadric.problems.clear()
+    budget, ticks.TICK_BUDGET, preflight.READ_STEP = ticks.TICK_BUDGET, 0.0, 1
+
+    # 1. Check Scene, then Resolve Overlaps, a step a tick.
+    op, reports = ticked_operator("QUADRIC_OT_check_scene", ctx)
+    res.update(check_results=tick_to_end(op, ctx), check_shown=shown(), check_reports=reports,
+               check_frame=scene.frame_current)
+    op, reports = ticked_operator("QUADRIC_OT_resolve_overlaps", ctx)
+    res.update(resolve_results=tick_to_end(op, ctx), resolved_ticked=body_centres(names), resolve_reports=reports,
+               resolve_shown=shown(), resolve_frame=scene.frame_current)
+
+    # 2. Esc while the check reads the bodies: the panel keeps what it showed, the frame is put back.
+    put_back()
+    preflight.store(scene, preflight.check(ctx))
+    res["check_esc_before"] = [shown(), scene.quadric.status]
+    op, reports = ticked_operator("QUADRIC_OT_check_scene", ctx)
+    for _ in range(3):
+        op.modal(ctx, Event('TIMER', op._timer))
+    res.update(check_esc_progress=list(op._stepper.progress), check_esc=sorted(op.modal(ctx, Event('ESC'))),
+               check_esc_shown=shown(), check_esc_status=scene.quadric.status, check_esc_reports=reports,
+               check_esc_frame=scene.frame_current)
+
+    # 3. Esc before Resolve Overlaps moved anything, and once it has committed to the moves.
+    op, reports = ticked_operator("QUADRIC_OT_resolve_overlaps", ctx)
+    while "separating" not in op._stepper.progress[0]:
+        assert sorted(op.modal(ctx, Event('TIMER', op._timer))) == ['RUNNING_MODAL']
+    res.update(early_esc=sorted(op.modal(ctx, Event('ESC'))), early_esc_centres=body_centres(names),
+               early_esc_reports=reports, early_esc_frame=scene.frame_current)
+    op, reports = ticked_operator("QUADRIC_OT_resolve_overlaps", ctx)
+    while not op._stepper.committed:
+        assert sorted(op.modal(ctx, Event('TIMER', op._timer))) == ['RUNNING_MODAL']
+    res["late_esc"] = sorted(op.modal(ctx, Event('ESC')))
+    res.update(late_end=tick_to_end(op, ctx), late_esc_centres=body_centres(names))
+
+    # 4. Only ALONE ends a tick: which heavy units each tick of a click holds (every pair measured; the moves).
+    put_back()
+    ticks.TICK_BUDGET, preflight.READ_STEP = 1e9, 1000
+    heavy = []
+    measure, move = overlaps.candidate_pairs, preflight._translate
+    overlaps.candidate_pairs = lambda *a, **k: (heavy.append("pairs"), measure(*a, **k))[1]
+    preflight._translate = lambda *a: (heavy.append("move"), move(*a))[1]
+    per_tick = {}
+    for key, name in (("check", "QUADRIC_OT_check_scene"), ("resolve", "QUADRIC_OT_resolve_overlaps")):
+        op, _ = ticked_operator(name, ctx)
+        per_tick[key] = []
+        while True:
+            del heavy[:]
+            result = sorted(op.modal(ctx, Event('TIMER', op._timer)))
+            per_tick[key].append(sorted(set(heavy)) + (["pairs"] if heavy.count("pairs") > 1 else []))
+            if result != ['RUNNING_MODAL']:
+                break
+            assert len(per_tick[key]) < 1000
+    overlaps.candidate_pairs, preflight._translate = measure, move
+    res.update(per_tick=per_tick, heavy_resolved=body_centres(names))
+    ticks.TICK_BUDGET = budget
+    return res
+
+
+def quadric_fields(obj):
+    """An object's Quadric settings and fit, but for the datablocks they point to (its display differs by name)."""
+    s = obj.quadric
+    return {p.identifier: (list(v) if hasattr(v, "__len__") and not isinstance(v, str) else v)
+            for p in s.bl_rna.properties if p.type not in ('POINTER', 'COLLECTION') and p.identifier != "rna_type"
+            for v in [getattr(s, p.identifier)]}
+
+
+def scenario_add_body_ticks(out):
+    """Add Quadric Body as a click runs it (modal, through the timer), with a budget of zero, on copies of meshes
+    made bodies at once by a script's call; Esc while it fits; and the order it reads and changes things in."""
+    scene = empty_scene()
+    ops, ticks, body_shape = mod("operators"), mod("ticks"), mod("body_shape")
+    ctx = bpy.context
+    made = []
+    for k, (add, kwargs) in enumerate(((bpy.ops.mesh.primitive_ico_sphere_add, dict(subdivisions=2, radius=0.1)),
+                                       (bpy.ops.mesh.primitive_cube_add, dict(size=0.2)),
+                                       (bpy.ops.mesh.primitive_cylinder_add, dict(radius=0.1, depth=0.3)))):
+        add(location=(k * 0.5, 0.0, 0.3), rotation=(0.3 * k, 0.2, 0.0), **kwargs)
+        made.append(bpy.context.object)
+    made[1].scale = (1.0, 2.0, 0.5)
+    copies = []
+    for obj in made:
+        copy = obj.copy()
+        copy.data = obj.data.copy()
+        scene.collection.objects.link(copy)
+        copies.append(copy)
+    select_only(*made)
+    res = dict(once=sorted(bpy.ops.quadric.add_body()), once_fields=[quadric_fields(o) for o in made])
+    objects_before = sorted(o.name for o in bpy.data.objects)
+    select_only(*copies)
+    budget, ticks.TICK_BUDGET = ticks.TICK_BUDGET, 0.0
+    props = dict(body_type='DYNAMIC', shape='AUTO', use_collection=False, collection="")
+
+    # 1. Esc while it fits: nothing became a body, nothing was made.
+    op, reports = ticked_operator("QUADRIC_OT_add_body", ctx, **props)
+    for _ in range(2):
+        op.modal(ctx, Event('TIMER', op._timer))
+    res.update(esc_progress=list(op._stepper.progress), esc=sorted(op.modal(ctx, Event('ESC'))), esc_reports=reports,
+               esc_roles=[o.quadric.role for o in copies], esc_objects=sorted(o.name for o in bpy.data.objects))
+
+    # 2. A step a tick to the end, every mesh read before the first body is made.
+    order = []
+    fit, make = body_shape.fit, ops.make_body
+    body_shape.fit = lambda context, obj, *a: (order.append(("fit", obj.name)), fit(context, obj, *a))[1]
+    ops.make_body = lambda obj, *a: (order.append(("make", obj.name)), make(obj, *a))[1]
+    op, reports = ticked_operator("QUADRIC_OT_add_body", ctx, **props)
+    res["ticked_results"] = tick_to_end(op, ctx)
+    body_shape.fit, ops.make_body = fit, make
+    res.update(order=order, ticked_reports=reports, ticked_fields=[quadric_fields(o) for o in copies],
+               objects_before=objects_before, objects_after=sorted(o.name for o in bpy.data.objects),
+               copies=[o.name for o in copies])
+    ticks.TICK_BUDGET = budget
     return res
 
 
@@ -2000,6 +2170,19 @@ def scenario_workflow(out):
                                curve_hidden=bpy.data.objects["Line"].hide_get(),
                                curve_hide_render=bpy.data.objects["Line"].hide_render)
     res["remove_nothing"] = op_error(bpy.ops.quadric.remove, object="Lamp")
+
+    # Remove from Simulation on the selection: every pebble of the collection at once
+    pebbles = [o for o in bpy.data.objects if o.name.startswith("Pebble.") and o.quadric.role == 'BODY']
+    displays = [o.quadric.shape_display for o in pebbles]
+    ours = dict(objects=[d.name for d in displays], meshes=[m.name for o, d in zip(pebbles, displays)
+                                                           for m in (d.data, o.quadric.hull_mesh) if m is not None])
+    select_only(*pebbles)
+    with captured_reports() as reports:
+        res["remove_many"] = sorted(bpy.ops.quadric.remove())
+    res.update(remove_many_reports=reports, remove_many_ours=ours, remove_many_roles=[o.quadric.role for o in pebbles],
+               remove_many_left=dict(objects=[n for n in ours["objects"] if n in bpy.data.objects],
+                                     meshes=[n for n in ours["meshes"] if n in bpy.data.meshes]),
+               remove_many_own_meshes=[o.data.name in bpy.data.meshes for o in pebbles])
     return res
 
 
@@ -2110,6 +2293,24 @@ def scenario_simulate_control(out):
     release.set()
     res["worker_state"] = job.wait(timeout=120)
     res["keys_after"] = len(mod("blender_compat").fcurves_of(cube))
+
+    # A run held once 5 frames are done: the panel shows the time left, from the frames timed since the first.
+    release = threading.Event()
+    job = ops.prepare_job(ctx, on_progress=lambda done, total: done >= 5 and release.wait(60))
+    job.start()
+    for _ in range(6000):
+        if job.frames_done >= 5:
+            break
+        __import__("time").sleep(0.01)
+    ops.active_job = job
+    clock = __import__("time").perf_counter
+    at_first = job.started + job.first_frame_seconds
+    earliest = (24 - 5) * (clock() - at_first) / (5 - 2)  # the rate since the first simulated frame, in 3 frames
+    res["panel_while_running"] = [list(x) for x in draw_panels([cube]) if x[0] == "progress"]
+    res["time_left_bounds"] = [earliest, (24 - 5) * (clock() - at_first) / (5 - 2)]
+    ops.active_job = None
+    release.set()
+    job.wait(timeout=120)
     return res
 
 

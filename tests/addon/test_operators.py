@@ -183,6 +183,22 @@ def test_diverging_run_reports_frame_and_body(baked):
     assert baked["diverge_keys_unchanged"]
 
 
+def test_a_run_diverging_after_some_frames_keeps_them_as_a_partial_bake(baked):
+    start = baked["frame_start"]
+    assert baked["late_diverge_state"] == "FAILED"
+    # the Brick's velocity made infinite once frame start + 4 was done: the next frame is where it diverged
+    assert baked["late_diverge_message"].startswith(f"simulation diverged at frame {start + 5} (body '")
+    assert baked["late_diverge_finish"] == ["FINISHED"]  # the partial bake changed the file: one undo step
+    assert baked["late_diverge_partial_end"] == start + 4
+    assert baked["late_diverge_status"] == (f"{baked['late_diverge_message']}; kept frames {start}-{start + 4} as a "
+                                            "partial bake")
+    # the same scene from the same start until it was poisoned: the whole run's first five frames
+    assert baked["late_diverge_keys"].keys() == baked["job_keys"].keys()
+    for key, (frames, values) in baked["late_diverge_keys"].items():
+        assert frames == list(range(start, start + 5)), key
+        np.testing.assert_allclose(values, baked["job_keys"][key][1][:5], atol=1e-6, err_msg=key)
+
+
 def test_clear_bake_restores_originals(baked):
     assert baked["clear"] == ["FINISHED"]
     for name, orig in baked["originals"].items():

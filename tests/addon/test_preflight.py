@@ -109,6 +109,63 @@ def test_resolve_overlaps_is_one_undo_step(preflight):
     assert "Check Scene found 4 problems" in preflight["check_after_undo"]
 
 
+@pytest.fixture(scope="module")
+def clicked(scenario):
+    return scenario("preflight_ticks")
+
+
+def test_a_clicked_check_scene_goes_a_step_a_tick_and_finds_what_the_check_at_once_does(clicked):
+    results = clicked["check_results"]
+    assert results[-1] == ["FINISHED"] and all(r == ["RUNNING_MODAL"] for r in results[:-1])
+    assert len(results) >= 7 + 2  # a budget of zero: the seven bodies read one a step, then every pair measured
+    assert len(clicked["once"]) == 4 and clicked["check_shown"] == clicked["once"]
+    errors = [message for kind, message in clicked["check_reports"] if kind == ["ERROR"]]
+    assert errors[:4] == [message for _, message in clicked["once"]]
+    assert "Check Scene found 4 problems" in errors[-1]
+    assert clicked["check_frame"] == 7  # read at the range's first frame, then back
+
+
+def test_a_clicked_resolve_overlaps_goes_a_step_a_tick_and_moves_as_at_once(clicked):
+    results = clicked["resolve_results"]
+    assert results[-1] == ["FINISHED"] and all(r == ["RUNNING_MODAL"] for r in results[:-1])
+    assert clicked["resolved_once"] != clicked["centres"]
+    assert clicked["resolved_ticked"] == clicked["resolved_once"]  # the same arithmetic on the same input
+    assert any(kind == ["INFO"] and message.startswith("moved 7 bodies: ")
+               for kind, message in clicked["resolve_reports"])
+    assert clicked["resolve_shown"] == []  # checked again after the moves: nothing left
+    assert clicked["resolve_frame"] == 7
+
+
+def test_esc_in_a_clicked_check_keeps_what_the_panel_showed(clicked):
+    assert clicked["check_esc_progress"][0] == "checking the bodies"
+    assert clicked["check_esc"] == ["CANCELLED"]
+    assert clicked["check_esc_before"][0] == clicked["once"]
+    assert [clicked["check_esc_shown"], clicked["check_esc_status"]] == clicked["check_esc_before"]
+    assert clicked["check_esc_reports"] == [[["WARNING"], "Check Scene cancelled: nothing was changed"]]
+    assert clicked["check_esc_frame"] == 7
+
+
+def test_esc_stops_resolve_overlaps_before_its_moves_but_not_after(clicked):
+    assert clicked["early_esc"] == ["CANCELLED"]
+    assert clicked["early_esc_centres"] == clicked["centres"]  # nothing moved
+    assert clicked["early_esc_reports"] == [[["WARNING"], "Resolve Overlaps cancelled: nothing was changed"]]
+    assert clicked["early_esc_frame"] == 7
+    assert clicked["late_esc"] == ["RUNNING_MODAL"]  # committed to its moves: it goes on
+    assert clicked["late_end"][-1] == ["FINISHED"]
+    assert clicked["late_esc_centres"] == clicked["resolved_once"]
+
+
+def test_a_tick_of_a_clicked_check_or_resolve_holds_at_most_one_heavy_unit(clicked):
+    # only ALONE ends a tick here (an endless budget, the bodies read at once): every measure of all pairs, and
+    # the moves, begin a tick of their own
+    for key in ("check", "resolve"):
+        per_tick = clicked["per_tick"][key]
+        assert all(len(heavy) <= 1 for heavy in per_tick), (key, per_tick)
+        assert sum(heavy == ["pairs"] for heavy in per_tick) >= {"check": 1, "resolve": 3}[key], (key, per_tick)
+    assert ["move"] in clicked["per_tick"]["resolve"]
+    assert clicked["heavy_resolved"] == clicked["resolved_once"]
+
+
 def test_check_scene_lists_every_other_kind_of_problem_naming_object_and_field(scenario):
     res = scenario("check_problems")
     expected = [

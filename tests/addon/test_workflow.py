@@ -123,6 +123,17 @@ def test_remove_acts_on_the_object_the_panel_shows_and_says_what_it_did(workflow
     assert "Info: removed rope 'Line Rope Rig' (its rig and mesh) and showed its curve 'Line' again" in reports
 
 
+def test_remove_on_a_selection_takes_each_out_and_deletes_all_it_made_for_them(workflow):
+    assert workflow["remove_many"] == ["FINISHED"]
+    roles = workflow["remove_many_roles"]
+    assert len(roles) == 4 and roles == ["NONE"] * 4
+    assert len(workflow["remove_many_ours"]["objects"]) == 4 and len(workflow["remove_many_ours"]["meshes"]) >= 4
+    assert workflow["remove_many_left"] == dict(objects=[], meshes=[])  # displays, their meshes, hull meshes
+    assert all(workflow["remove_many_own_meshes"])  # the pebbles' own meshes stay
+    said = [line for line in workflow["remove_many_reports"] if line.startswith("Info: took body 'Pebble.")]
+    assert len(said) == 4 and all(line.endswith("(deleted its shape display)") for line in said), said
+
+
 def test_remove_on_a_rope_deletes_the_rig_and_restores_the_curve(workflow):
     assert workflow["curve_hidden_as_rope"]
     after = workflow["after_remove"]
@@ -173,3 +184,39 @@ def test_parented_bodies_simulate_in_world_space_and_bake_under_their_parents(sc
         assert 4.0 < played[0, 2] - played[-1, 2] < 5.5
         np.testing.assert_allclose(res["world_scale"][name], [1.0, 1.0, 1.0], atol=1e-6)
         np.testing.assert_allclose(res["own_after_clear"][name], res["own_before"][name], atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def clicked_add(scenario):
+    return scenario("add_body_ticks")
+
+
+def test_a_clicked_add_body_fits_a_mesh_a_tick_and_makes_the_bodies_a_script_would(clicked_add):
+    res = clicked_add
+    assert res["once"] == ["FINISHED"]
+    results = res["ticked_results"]
+    assert results[-1] == ["FINISHED"] and all(r == ["RUNNING_MODAL"] for r in results[:-1])
+    assert len(results) >= 3 + 1  # a budget of zero: each of the three meshes fitted in a step, then the bodies
+    # the same fits and settings as the bodies made at once from identical meshes in the same places
+    assert res["ticked_fields"] == res["once_fields"]
+    assert res["ticked_fields"][0]["role"] == "BODY"
+    assert any(kind == ["INFO"] and message.startswith("3 quadric bodies added from the selection")
+               for kind, message in res["ticked_reports"]), res["ticked_reports"]
+    new = sorted(set(res["objects_after"]) - set(res["objects_before"]))
+    assert len(new) == 3  # a shape display for each body
+
+
+def test_add_body_reads_every_mesh_before_it_makes_a_body(clicked_add):
+    # a body's display changes the scene: a mesh read after it would wait for the scene to be evaluated again
+    kinds = [kind for kind, _ in clicked_add["order"]]
+    assert kinds == ["fit"] * 3 + ["make"] * 3
+    assert [name for _, name in clicked_add["order"]] == clicked_add["copies"] * 2
+
+
+def test_esc_while_add_body_fits_changes_nothing(clicked_add):
+    res = clicked_add
+    assert res["esc_progress"][0] == "fitting the shapes"
+    assert res["esc"] == ["CANCELLED"]
+    assert res["esc_reports"] == [[["WARNING"], "Add Quadric Body cancelled: nothing was changed"]]
+    assert res["esc_roles"] == ["NONE"] * 3
+    assert res["esc_objects"] == res["objects_before"]
