@@ -29,6 +29,12 @@ scratch folder, the add-on loaded from this checkout by scripts/bake.py's loader
                loaded on the main thread, then a timer tick's budget at a time (the longest tick,
                and the longest less Python's garbage collections in it), for --tick-bodies
                pebbles and --animated-bodies keyed kinematic ones
+  operator_stall  the other operators a user clicks, for --tick-bodies pebbles on a floor, every
+               tenth moved into its neighbour: Check Scene and Resolve Overlaps at once and clicked (the
+               longest tick), Copy from Active onto all, Clear Bake of a keyframe and an instanced bake
+               (and the depsgraph evaluation after), Export USD (Blender's exporter), and Add Quadric
+               Body on as many linked icospheres at once and clicked (the fits a tick at a time, the
+               longest tick, then the bodies made in one step)
   first_click  simulate click -> first simulated frame, with a cold numba cache
                (fresh folder) and then warm (same folder, new process)
   first_click_shipped
@@ -352,17 +358,12 @@ def child_keyframe_stall(args):
     return child_instance_stall(args, 'KEYFRAMES', "keyframe_stall")
 
 
-def child_start_stall(args):
-    """Simulate's start on the main thread, part by part, in a new process (the first Simulate of a Blender
-    session): Check Scene, the conversion, making the job and the live preview's setup, for ``bodies`` pebbles on a
-    floor; and whether numba was imported on the main thread by then."""
-    import sys
-
+def pebble_pile_scene(args):
+    """A new scene of ``args.bodies`` ellipsoid pebbles (random shapes and turns, a grid 0.25 m apart) on a floor,
+    and ``args.animated_bodies`` keyed kinematic ones beside them, over ``args.stall_frames`` frames."""
     import bpy
     import numpy as np
 
-    mod = load_addon()
-    ops, preflight, convert, preview = mod("operators"), mod("preflight"), mod("convert"), mod("preview")
     scene = fresh_scene()
     scene.frame_start, scene.frame_end = 1, args.stall_frames
     floor = bpy.data.objects.new("Floor", bpy.data.meshes.new("Floor"))
@@ -393,8 +394,22 @@ def child_start_stall(args):
         obj.quadric.semi_axes = (0.1, 0.1, 0.1)
         obj.quadric.fitted_volume = 4.0 / 3.0 * np.pi * 0.1 ** 3
     scene.frame_set(1)
+    bpy.context.view_layer.update()
+    return scene
+
+
+def child_start_stall(args):
+    """Simulate's start on the main thread, part by part, in a new process (the first Simulate of a Blender
+    session): Check Scene, the conversion, making the job and the live preview's setup, for ``bodies`` pebbles on a
+    floor; and whether numba was imported on the main thread by then."""
+    import sys
+
+    import bpy
+
+    mod = load_addon()
+    ops, preflight, convert, preview = mod("operators"), mod("preflight"), mod("convert"), mod("preview")
+    scene = pebble_pile_scene(args)
     context = bpy.context
-    context.view_layer.update()
     parts = {}
 
     def timed(name, fn, *a):
@@ -429,6 +444,122 @@ def child_start_stall(args):
                 at_once_ms=round(1e3 * whole.wall, 2),
                 numba_on_main_after_get_solver=numba_before, numba_on_main_after_convert=numba_after_convert,
                 goal_ms=50, load=round(os.getloadavg()[0], 1))
+
+
+def ticked(ticks_mod, steps, last=lambda result: None):
+    """Run steps as a clicked operator's modal timer does, ``last`` (its report) in the final tick; (the steps'
+    result, the longest tick's ThreadTimes, the number of ticks)."""
+    stepper, longest, count = ticks_mod.Stepper(steps), None, 0
+    while True:
+        with ThreadTimes() as tick:
+            more = stepper.advance()
+            if not more:
+                last(stepper.result)
+        count += 1
+        longest = tick if longest is None or tick.wall > longest.wall else longest
+        if not more:
+            return stepper.result, longest, count
+
+
+def child_operator_stall(args):
+    """The other operators a user clicks, on a pile of ``bodies`` pebbles with every tenth moved into its
+    neighbour: Check Scene and Resolve Overlaps at once (as a script runs them) and clicked (a timer tick's budget
+    at a time: the longest tick); Copy from Active onto every pebble; Clear Bake of a keyframe bake and of an
+    instanced bake of random poses over ``stall_frames`` frames, and the depsgraph evaluation after each (what a
+    redraw then waits for); and Export USD of the keyframe bake (Blender's own exporter, run at once)."""
+    import bpy
+    import numpy as np
+    from mathutils import Vector
+
+    mod = load_addon()
+    preflight, ticks_mod, bake, convert = mod("preflight"), mod("ticks"), mod("bake"), mod("convert")
+    scene = pebble_pile_scene(args)
+    context = bpy.context
+    pebbles = sorted((o for o in scene.objects if o.name.startswith("Pebble.")), key=lambda o: o.name)
+    for a, b in zip(pebbles[::10], pebbles[1::10]):  # grid neighbours, 0.25 m apart: now 0.1 m, most overlap
+        b.location = a.location + Vector((0.1, 0.0, 0.0))
+    placed = [tuple(o.location) for o in pebbles]
+
+    def put_back():
+        for obj, location in zip(pebbles, placed):
+            obj.location = location
+        context.view_layer.update()
+
+    put_back()
+    ms = (lambda v: round(1e3 * v, 2))
+    common = dict(bodies=args.bodies, frames=args.stall_frames)
+    rows = []
+    with ThreadTimes() as once:
+        problems = preflight.check(context)
+        preflight.store(scene, problems)
+    problems, longest, count = ticked(ticks_mod, preflight.check_steps(context),
+                                      lambda found: preflight.store(scene, found))
+    rows.append(dict(case="check_scene", **common, ticks=count, budget_ms=tick_budget_ms(mod),
+                     **longest.row("max_tick"), at_once_ms=ms(once.wall),
+                     overlaps=sum(p.kind == 'OVERLAP' for p in problems)))
+    with ThreadTimes() as once:
+        moved = preflight.resolve(context)[0]
+    put_back()
+    (again, _, after), longest, count = ticked(ticks_mod, preflight.resolve_steps(context),
+                                               lambda result: preflight.store(scene, result[2]))
+    rows.append(dict(case="resolve_overlaps", **common, ticks=count, budget_ms=tick_budget_ms(mod),
+                     **longest.row("max_tick"), at_once_ms=ms(once.wall), moved=len(moved),
+                     moved_when_clicked=len(again), left_after=len(after)))
+    put_back()
+    for obj in pebbles:
+        obj.select_set(True)
+    context.view_layer.objects.active = pebbles[0]
+    with ThreadTimes() as once:
+        assert bpy.ops.quadric.copy_from_active() == {'FINISHED'}
+    rows.append(dict(case="copy_from_active", **common, at_once_ms=ms(once.wall)))
+    rng = np.random.default_rng(4)
+    bindings = []
+    for k, obj in enumerate(pebbles):
+        q = rng.normal(size=4)
+        bindings.append(convert.BodyBinding(obj.name, k, rng.normal(scale=0.01, size=3), q / np.linalg.norm(q)))
+    conv = convert.Conversion(None, bindings, [], 1, args.stall_frames, 24.0, 10, 0)
+
+    class Rec:
+        body_poses = random_poses(rng, args.stall_frames, len(pebbles))
+
+    for output in ('KEYFRAMES', 'INSTANCES'):
+        scene.quadric.bake_output = output
+        bake.bake_recording(context, conv, Rec)
+        context.evaluated_depsgraph_get()
+        if output == 'KEYFRAMES':
+            folder = tempfile.mkdtemp(prefix="quadric-usd-")
+            with ThreadTimes() as once:
+                assert bpy.ops.quadric.export_usd(filepath=os.path.join(folder, "pile.usdc")) == {'FINISHED'}
+            shutil.rmtree(folder, ignore_errors=True)
+            rows.append(dict(case="export_usd keyframes (Blender's exporter)", **common, at_once_ms=ms(once.wall)))
+        with ThreadTimes() as once:
+            assert bpy.ops.quadric.clear_bake() == {'FINISHED'}
+        with ThreadTimes() as evaluation:
+            context.evaluated_depsgraph_get()
+        rows.append(dict(case=f"clear_bake {output.lower()}", **common, at_once_ms=ms(once.wall),
+                         eval_after_ms=ms(evaluation.wall)))
+    ops = mod("operators")
+    for clicked in (False, True):  # Add Quadric Body on as many linked icospheres, far above the pile
+        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.05, location=(0.0, 0.0, 50.0))
+        spheres = [context.object]
+        for k in range(1, len(pebbles)):
+            spheres.append(spheres[0].copy())
+            scene.collection.objects.link(spheres[-1])
+            spheres[-1].location = (0.2 * (k % 40), 0.2 * (k // 40), 50.0)
+        if not clicked:
+            for obj in scene.objects:
+                obj.select_set(obj in spheres)
+            with ThreadTimes() as once:
+                assert bpy.ops.quadric.add_body() == {'FINISHED'}
+            continue
+        (fits, _), longest, count = ticked(ticks_mod, ops.fit_steps(context, spheres, 'AUTO'))
+        with ThreadTimes() as making:
+            ops.make_bodies(type("Quiet", (), {"report": staticmethod(lambda *a: None)}), fits, 'DYNAMIC', 'AUTO')
+        rows.append(dict(case="add_body", **common, ticks=count + 1, budget_ms=tick_budget_ms(mod),
+                         **longest.row("max_tick"), make_ms=ms(making.wall), at_once_ms=ms(once.wall)))
+    for row in rows:
+        row.update(goal_ms=50, load=round(os.getloadavg()[0], 1))
+    return rows
 
 
 def _threading_layer():
@@ -621,6 +752,7 @@ def child_particle_write(args):
 CHILDREN = dict(body_write=child_body_write, rope_write=child_rope_write, ui_stall=child_ui_stall,
                 preview_stall=child_preview_stall, instance_stall=child_instance_stall,
                 keyframe_stall=child_keyframe_stall, start_stall=child_start_stall,
+                operator_stall=child_operator_stall,
                 first_click=child_first_click, first_click_shipped=child_first_click_shipped,
                 particle_write=child_particle_write, instances=child_instances)
 
@@ -647,7 +779,8 @@ def run_child(case, args, user_dir, extra=()):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", nargs="+", default=["body_write", "rope_write", "ui_stall", "preview_stall",
-                                                   "instance_stall", "keyframe_stall", "start_stall", "first_click",
+                                                   "instance_stall", "keyframe_stall", "start_stall", "operator_stall",
+                                                   "first_click",
                                                    "first_click_shipped", "particle_write", "instances"],
                     choices=sorted(CHILDREN))
     ap.add_argument("--bodies", type=int, default=1000)
@@ -658,7 +791,8 @@ def main():
     ap.add_argument("--stall-frames", type=int, default=96)
     ap.add_argument("--substeps", type=int, default=10)
     ap.add_argument("--tick-bodies", "--preview-bodies", type=int, nargs="+", default=[300, 2000],
-                    help="preview_stall, instance_stall, keyframe_stall and start_stall: the body counts")
+                    help="preview_stall, instance_stall, keyframe_stall, start_stall and operator_stall: the body "
+                         "counts")
     ap.add_argument("--animated-bodies", type=int, default=0,
                     help="start_stall: animated (kinematic) bodies keyed beside the pile, sampled every frame")
     ap.add_argument("--instance-bodies", type=int, nargs="+", default=[2000, 100000])
@@ -683,7 +817,7 @@ def main():
     try:
         warm_dir = os.path.join(scratch, "warm")
         for case in args.cases:
-            if case in ("preview_stall", "instance_stall", "keyframe_stall", "start_stall"):
+            if case in ("preview_stall", "instance_stall", "keyframe_stall", "start_stall", "operator_stall"):
                 for n in args.tick_bodies:
                     run_child(case, args, warm_dir, [f"--bodies={n}"])
                 continue
