@@ -41,16 +41,16 @@ def _report_problems(op, problems, done):
 
 
 # --------------------------------------------------------------------------- bodies
-def make_body(obj, found, body_type='DYNAMIC', shape=None):
+def make_body(obj, found, body_type='DYNAMIC', shape=None, homes=None):
     """Mark a mesh object as a body with the shape fitted to it (body_shape.fit; ``shape``, a family or 'AUTO', is
-    kept as its Shape setting where given)."""
+    kept as its Shape setting where given; ``homes``: body_shape.update_display)."""
     s = obj.quadric
     with body_shape.quiet():
         s.role = 'BODY'
         s.body_type = body_type
         if shape is not None:
             s.shape = shape
-    body_shape.apply_fit(obj, found)
+    body_shape.apply_fit(obj, found, homes)
 
 
 def rope_rig_of(obj):
@@ -83,8 +83,9 @@ def fit_steps(context, objs, shape=None):
 
 def make_bodies(op, fits, body_type, shape=None):
     """make_body of each (object, fit) of fit_steps, reporting the fits' warnings; returns the objects."""
+    homes = body_shape.object_homes()
     for obj, found in fits:
-        make_body(obj, found, body_type, shape)
+        make_body(obj, found, body_type, shape, homes)
         if found.warning:
             op.report({'WARNING'}, found.warning)
     return [obj for obj, _ in fits]
