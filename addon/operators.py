@@ -174,7 +174,7 @@ class QUADRIC_OT_add_body(ticks.TickedOperator, bpy.types.Operator):
         return {'FINISHED'}
 
 
-class QUADRIC_OT_fit_shape(bpy.types.Operator):
+class QUADRIC_OT_fit_shape(ticks.TickedOperator, bpy.types.Operator):
     """Fit the shape of the selected bodies to their meshes again, with each one's Shape setting (after scaling
     the object or editing its mesh)"""
     bl_idname = "quadric.fit_shape"
@@ -184,25 +184,29 @@ class QUADRIC_OT_fit_shape(bpy.types.Operator):
     object: StringProperty(name="Object", description="The body to fit (the panel passes the one it shows); "
                                                       "empty: the selected bodies")
 
-    def execute(self, context):
+    def steps(self, context):
+        """As Add Quadric Body's: every mesh fitted first, a step each, then every fit stored in one step."""
         objs = _named_or_selected(self, context)
         if objs is None:
-            return {'CANCELLED'}
+            return None
         bodies = [o for o in objs if o.quadric.role == 'BODY']
         if not bodies:
             self.report({'ERROR'}, "select one or more quadric bodies to fit their shapes again")
-            return {'CANCELLED'}
-        problems, done = [], []
-        for obj in bodies:
-            try:
-                found = body_shape.fit(context, obj)
-            except fitting.FitError as exc:
-                problems.append(str(exc))
-                continue
-            body_shape.apply_fit(obj, found)
+            return None
+        fits, problems = yield from fit_steps(context, bodies)
+        yield ticks.ALONE
+        yield ticks.COMMITTED
+        homes = body_shape.object_homes()
+        for obj, found in fits:
+            body_shape.apply_fit(obj, found, homes)
             if found.warning:
                 self.report({'WARNING'}, found.warning)
-            done.append(obj)
+        return problems, [obj for obj, _ in fits]
+
+    def done(self, context, result):
+        if result is None:
+            return {'CANCELLED'}
+        problems, done = result
         _report_problems(self, problems, len(done))
         if not done:
             return {'CANCELLED'}
