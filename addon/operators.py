@@ -41,18 +41,6 @@ def _report_problems(op, problems, done):
 
 
 # --------------------------------------------------------------------------- bodies
-def make_body(obj, found, body_type='DYNAMIC', shape=None, homes=None):
-    """Mark a mesh object as a body with the shape fitted to it (body_shape.fit; ``shape``, a family or 'AUTO', is
-    kept as its Shape setting where given; ``homes``: body_shape.update_display)."""
-    s = obj.quadric
-    with body_shape.quiet():
-        s.role = 'BODY'
-        s.body_type = body_type
-        if shape is not None:
-            s.shape = shape
-    body_shape.apply_fit(obj, found, homes)
-
-
 def rope_rig_of(obj):
     """The rope rig a rope's skinned mesh belongs to, else None."""
     parent = obj.parent
@@ -81,14 +69,27 @@ def fit_steps(context, objs, shape=None):
     return fits, problems
 
 
-def make_bodies(op, fits, body_type, shape=None):
-    """make_body of each (object, fit) of fit_steps, reporting the fits' warnings; returns the objects."""
+def store_fits(op, fits):
+    """body_shape.apply_fit of each (object, fit) of fit_steps, reporting the fits' warnings; returns the objects."""
     homes = body_shape.object_homes()
     for obj, found in fits:
-        make_body(obj, found, body_type, shape, homes)
+        body_shape.apply_fit(obj, found, homes)
         if found.warning:
             op.report({'WARNING'}, found.warning)
     return [obj for obj, _ in fits]
+
+
+def make_bodies(op, fits, body_type, shape=None):
+    """Mark each object fitted by fit_steps as a body (``shape``, a family or 'AUTO', kept as its Shape setting
+    where given) and store its fit; returns the objects."""
+    for obj, _ in fits:
+        s = obj.quadric
+        with body_shape.quiet():
+            s.role = 'BODY'
+            s.body_type = body_type
+            if shape is not None:
+                s.shape = shape
+    return store_fits(op, fits)
 
 
 def fit_bodies(op, context, objs, body_type, shape=None):
@@ -196,12 +197,7 @@ class QUADRIC_OT_fit_shape(ticks.TickedOperator, bpy.types.Operator):
         fits, problems = yield from fit_steps(context, bodies)
         yield ticks.ALONE
         yield ticks.COMMITTED
-        homes = body_shape.object_homes()
-        for obj, found in fits:
-            body_shape.apply_fit(obj, found, homes)
-            if found.warning:
-                self.report({'WARNING'}, found.warning)
-        return problems, [obj for obj, _ in fits]
+        return problems, store_fits(self, fits)
 
     def done(self, context, result):
         if result is None:
@@ -733,12 +729,7 @@ class SimulationRun:
             return {'RUNNING_MODAL'}
         if event.timer is not self._timer:
             return {'PASS_THROUGH'}
-        try:
-            more = start.stepper.advance()
-        except BaseException:
-            self._cleanup(context)
-            raise
-        if more:
+        if ticks.advance_or_clean_up(start.stepper, lambda: self._cleanup(context)):
             self._status(context, start.describe())
             _tag_redraw(context)
             return {'RUNNING_MODAL'}
@@ -810,12 +801,7 @@ class SimulationRun:
             return {'RUNNING_MODAL'}
         if event is not None and event.timer is not self._timer:
             return {'PASS_THROUGH'}
-        try:
-            more = bake.advance()
-        except BaseException:
-            self._cleanup(context)
-            raise
-        if more:
+        if ticks.advance_or_clean_up(bake, lambda: self._cleanup(context)):
             what, done, total = bake.progress
             self._status(context, f"baking: {what} ({done}/{total})" if what else "baking")
             _tag_redraw(context)

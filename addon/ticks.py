@@ -105,6 +105,15 @@ class Stepper:
         return True
 
 
+def advance_or_clean_up(stepper, clean_up):
+    """A modal operator's tick: stepper.advance(), with ``clean_up()`` run before a failing step's error goes on."""
+    try:
+        return stepper.advance()
+    except BaseException:
+        clean_up()
+        raise
+
+
 class TickedOperator:
     """Mixin for an operator whose work is a generator of steps, ``steps(context)``; ``done(context, result)``
     reports the generator's return value and gives the operator's return set.
@@ -143,12 +152,7 @@ class TickedOperator:
             return {'RUNNING_MODAL'}
         if event.timer is not self._timer:
             return {'PASS_THROUGH'}
-        try:
-            more = stepper.advance()
-        except BaseException:
-            self._end(context)
-            raise
-        if more:
+        if advance_or_clean_up(stepper, lambda: self._end(context)):
             what, done, total = stepper.progress
             self._status(context, f"{what} ({done}/{total})" if what else "working")
             return {'RUNNING_MODAL'}

@@ -881,7 +881,7 @@ def scenario_add_body_ticks(out):
     """Add Quadric Body as a click runs it (modal, through the timer), with a budget of zero, on copies of meshes
     made bodies at once by a script's call; Esc while it fits; and the order it reads and changes things in."""
     scene = empty_scene()
-    ops, ticks, body_shape = mod("operators"), mod("ticks"), mod("body_shape")
+    ticks, body_shape = mod("ticks"), mod("body_shape")
     ctx = bpy.context
     made = []
     for k, (add, kwargs) in enumerate(((bpy.ops.mesh.primitive_ico_sphere_add, dict(subdivisions=2, radius=0.1)),
@@ -912,12 +912,12 @@ def scenario_add_body_ticks(out):
 
     # 2. A step a tick to the end, every mesh read before the first body is made.
     order = []
-    fit, make = body_shape.fit, ops.make_body
+    fit, store = body_shape.fit, body_shape.apply_fit
     body_shape.fit = lambda context, obj, *a: (order.append(("fit", obj.name)), fit(context, obj, *a))[1]
-    ops.make_body = lambda obj, *a: (order.append(("make", obj.name)), make(obj, *a))[1]
+    body_shape.apply_fit = lambda obj, *a: (order.append(("make", obj.name)), store(obj, *a))[1]
     op, reports = ticked_operator("QUADRIC_OT_add_body", ctx, **props)
     res["ticked_results"] = tick_to_end(op, ctx)
-    body_shape.fit, ops.make_body = fit, make
+    body_shape.fit, body_shape.apply_fit = fit, store
     res.update(order=order, ticked_reports=reports, ticked_fields=[quadric_fields(o) for o in copies],
                objects_before=objects_before, objects_after=sorted(o.name for o in bpy.data.objects),
                copies=[o.name for o in copies])
