@@ -75,8 +75,8 @@ def fit(context, obj, family=None):
     return fitting.fit_shape(co, tri, family or obj.quadric.shape, obj.name, frames=[axes])
 
 
-def apply_fit(obj, found, homes=None):
-    """Store a ShapeFit (world space, taken at the object's current matrix) on the object and show it (``homes``:
+def apply_fit(obj, found, batch=None):
+    """Store a ShapeFit (world space, taken at the object's current matrix) on the object and show it (``batch``:
     see update_display)."""
     s = obj.quadric
     t0, r0, _ = rigid_parts(obj.matrix_world)
@@ -94,7 +94,7 @@ def apply_fit(obj, found, homes=None):
         s.offset_location = rotations.rotate(rotations.conj(r0), found.center - t0)
         s.offset_rotation = rotations.mul(rotations.conj(r0), rotations.from_matrix(found.rotation))
         s.fit_dimensions = obj.dimensions
-    update_display(obj, create=True, homes=homes)
+    update_display(obj, create=True, batch=batch)
 
 
 def _set_hull(obj, vertices, faces, doomed=None):
@@ -161,20 +161,26 @@ def display_owner(obj):
     return body if body is not None and body.quadric.shape_display == obj else None
 
 
-def object_homes():
-    """{object's as_pointer(): the collections that link it}, for update_display of many bodies: searching every
-    collection once, where Object.users_collection searches them all for each object (with 2,000 bodies, most of
+class DisplayBatch:
+    """What update_display of many bodies finds once for all of them: the collections linking each object
+    (Object.users_collection searches every collection for each object), and a display constraint to copy
+    (naming a new constraint searches all the file's animation for paths to rename: with 2,000 bodies, most of
     Add Body's time making the displays)."""
-    homes = {}
-    for collection in [*bpy.data.collections, *(scene.collection for scene in bpy.data.scenes)]:
-        for obj in collection.objects:
-            homes.setdefault(obj.as_pointer(), []).append(collection)
-    return homes
+
+    def __init__(self):
+        self.homes = {}  # object's as_pointer(): the collections that link it
+        for collection in [*bpy.data.collections, *(scene.collection for scene in bpy.data.scenes)]:
+            for obj in collection.objects:
+                self.homes.setdefault(obj.as_pointer(), []).append(collection)
+        self.constraint = None  # the first display constraint made in this batch
+
+    def collections_of(self, obj):
+        return self.homes.get(obj.as_pointer(), ())
 
 
-def update_display(obj, create=False, homes=None):
-    """Redraw the body's wire display from its settings (make one if ``create`` or if it was deleted); ``homes``
-    (object_homes(), from before the displays were made) saves searching the collections for each body."""
+def update_display(obj, create=False, batch=None):
+    """Redraw the body's wire display from its settings (make one if ``create`` or if it was deleted); ``batch``
+    (a DisplayBatch made before the displays) saves work done for each of many bodies."""
     s = obj.quadric
     display = s.shape_display
     if display is None and not create:
@@ -187,15 +193,21 @@ def update_display(obj, create=False, homes=None):
         name = obj.name + " Shape"
         display = bpy.data.objects.new(name, bpy.data.meshes.new(name))
         s.shape_display = display
-    collections_of = (lambda o: o.users_collection) if homes is None else (lambda o: homes.get(o.as_pointer(), ()))
+    collections_of = (lambda o: o.users_collection) if batch is None else batch.collections_of
     if made or not collections_of(display):  # new, or deleted by hand (the pointer keeps it alive)
         for collection in collections_of(obj):
             collection.objects.link(display)
     display.display_type = 'WIRE'
     display.hide_render = True
     display.hide_select = True
-    constraint = display.constraints.get(DISPLAY_CONSTRAINT) or display.constraints.new('CHILD_OF')
-    constraint.name = DISPLAY_CONSTRAINT
+    constraint = display.constraints.get(DISPLAY_CONSTRAINT)
+    if constraint is None and batch is not None and batch.constraint is not None:
+        constraint = display.constraints.copy(batch.constraint)  # named as it is
+    elif constraint is None:
+        constraint = display.constraints.new('CHILD_OF')
+        constraint.name = DISPLAY_CONSTRAINT
+        if batch is not None:
+            batch.constraint = constraint
     constraint.target = obj
     constraint.use_scale_x = constraint.use_scale_y = constraint.use_scale_z = False
     constraint.inverse_matrix = Matrix.Identity(4)

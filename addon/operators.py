@@ -71,9 +71,9 @@ def fit_steps(context, objs, shape=None):
 
 def store_fits(op, fits):
     """body_shape.apply_fit of each (object, fit) of fit_steps, reporting the fits' warnings; returns the objects."""
-    homes = body_shape.object_homes()
+    batch = body_shape.DisplayBatch()
     for obj, found in fits:
-        body_shape.apply_fit(obj, found, homes)
+        body_shape.apply_fit(obj, found, batch)
         if found.warning:
             op.report({'WARNING'}, found.warning)
     return [obj for obj, _ in fits]

@@ -918,6 +918,9 @@ def scenario_add_body_ticks(out):
     op, reports = ticked_operator("QUADRIC_OT_add_body", ctx, **props)
     res["ticked_results"] = tick_to_end(op, ctx)
     body_shape.fit, body_shape.apply_fit = fit, store
+    res["displays"] = [[o.name, body_shape.display_owner(o.quadric.shape_display).name,
+                        [[c.name, c.type, c.target.name, c.use_scale_x, c.use_scale_y, c.use_scale_z]
+                         for c in o.quadric.shape_display.constraints]] for o in made + copies]
     res.update(order=order, ticked_reports=reports, ticked_fields=[quadric_fields(o) for o in copies],
                objects_before=objects_before, objects_after=sorted(o.name for o in bpy.data.objects),
                copies=[o.name for o in copies])

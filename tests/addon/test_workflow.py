@@ -206,6 +206,13 @@ def test_a_clicked_add_body_fits_a_mesh_a_tick_and_makes_the_bodies_a_script_wou
     assert len(new) == 3  # a shape display for each body
 
 
+def test_each_display_made_in_a_batch_follows_its_own_body(clicked_add):
+    # the first display's constraint is made and named, the others copied from it (named as it is)
+    for name, owner, constraints in clicked_add["displays"]:
+        assert owner == name
+        assert constraints == [["Quadric Shape", "CHILD_OF", name, False, False, False]], (name, constraints)
+
+
 def test_add_body_reads_every_mesh_before_it_makes_a_body(clicked_add):
     # a body's display changes the scene: a mesh read after it would wait for the scene to be evaluated again
     kinds = [kind for kind, _ in clicked_add["order"]]
