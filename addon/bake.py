@@ -286,8 +286,8 @@ def clear_bake(obj, dropped=None):
     s = obj.quadric
     if not s.is_baked:
         return False
-    if dropped is None:
-        return bool(clear_bakes([obj]))
+    own = dropped is None
+    dropped = [] if own else dropped
     _drop_bake_action(obj, dropped)
     if s.orig_action is not None:
         compat.assign_action(obj, s.orig_action)
@@ -301,4 +301,6 @@ def clear_bake(obj, dropped=None):
             pb.matrix_basis = Matrix.Identity(4)
     for name in ("is_baked", "bake_action") + ORIGINALS:
         s.property_unset(name)
+    if own:
+        datablocks.remove_unused(dropped)
     return True

@@ -934,14 +934,14 @@ class QUADRIC_OT_clear_bake(bpy.types.Operator):
         points = scene.quadric.instance_points
         name = points.name if points is not None else ""
         objects = list(scene.objects)
-        cleared = set(bake.clear_bakes(objects))
+        keyframed = set(bake.clear_bakes(objects))
         n = 0
         for obj in objects:
             try:
-                name = obj.name
+                had_keys = obj.name in keyframed
             except ReferenceError:  # a group's particles object, deleted with its group's bake
                 continue
-            n += (name in cleared) | particle_bake.clear(obj)
+            n += had_keys | particle_bake.clear(obj)
             obj.quadric.property_unset("bake_fingerprint")  # (addon/stale.py) of a bake no longer there
         cleared = instances.clear_instances(scene)
         dropped = resume.forget(scene)  # Bake from Current Frame would bake its kept frames again

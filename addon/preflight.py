@@ -93,7 +93,7 @@ def _body_problems(obj, kind, hull, center):
 
 
 def _read_bodies(objs):
-    """Steps (addon/ticks.py) that read the bodies, READ_STEP a step; returns what read_scene keeps of them."""
+    """Steps (addon/ticks.py) that read the bodies, READ_STEP a step; returns what read_scene_steps keeps of them."""
     bodies, centers, quats, widths, movable, problems = [], [], [], [], [], []
     kinds, params, hulls = [], [], []
     for k, obj in enumerate(objs):
@@ -220,15 +220,10 @@ def _rope_problems(arm, n_bodies):
     return found
 
 
-def read_scene(context, scene=None):
-    """The Layout of the scene's quadric objects at the first frame of the range, with the problems found
-    while reading (everything but overlaps)."""
-    return drain(read_scene_steps(context, scene))
-
-
 def read_scene_steps(context, scene=None):
-    """read_scene cut into steps for timer ticks (addon/ticks.py); closed between them, it goes back to the current
-    frame."""
+    """Steps for timer ticks (addon/ticks.py) that read the Layout of the scene's quadric objects at the first frame
+    of the range, with the problems found while reading (everything but overlaps); closed between them, it goes
+    back to the current frame."""
     scene = scene or context.scene
     if context.view_layer is not None:
         context.view_layer.update()  # world matrices as shown, also after a script's edits

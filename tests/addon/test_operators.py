@@ -153,6 +153,16 @@ def test_operator_and_job_bakes_agree(baked):
         assert frames == list(range(1, 41))
 
 
+def assert_whole_runs_first_five_frames(baked, partial):
+    """The partial bake ``baked[partial]`` keys each channel of the whole run (``job_keys``) at its first five
+    frames, with the same values."""
+    start = baked["frame_start"]
+    assert baked[partial].keys() == baked["job_keys"].keys()
+    for key, (frames, values) in baked[partial].items():
+        assert frames == list(range(start, start + 5)), key
+        np.testing.assert_allclose(values, baked["job_keys"][key][1][:5], atol=1e-6, err_msg=key)
+
+
 def test_cancelled_run_keeps_its_finished_frames_as_a_partial_bake(baked):
     assert baked["cancel_state"] == "CANCELLED"
     assert baked["cancel_finish"] == ["FINISHED"]  # the partial bake changed the file: one undo step
@@ -161,10 +171,7 @@ def test_cancelled_run_keeps_its_finished_frames_as_a_partial_bake(baked):
     assert baked["cancel_status"] == (f"{baked['cancel_message']}; kept frames {start}-{start + 4} as a "
                                       "partial bake")
     # the same scene from the same start: the partial bake is the whole run's first five frames
-    assert baked["cancel_keys"].keys() == baked["job_keys"].keys()
-    for key, (frames, values) in baked["cancel_keys"].items():
-        assert frames == list(range(start, start + 5)), key
-        np.testing.assert_allclose(values, baked["job_keys"][key][1][:5], atol=1e-6, err_msg=key)
+    assert_whole_runs_first_five_frames(baked, "cancel_keys")
     assert baked["partial_end_after_clear"] == 0
 
 
@@ -193,10 +200,7 @@ def test_a_run_diverging_after_some_frames_keeps_them_as_a_partial_bake(baked):
     assert baked["late_diverge_status"] == (f"{baked['late_diverge_message']}; kept frames {start}-{start + 4} as a "
                                             "partial bake")
     # the same scene from the same start until it was poisoned: the whole run's first five frames
-    assert baked["late_diverge_keys"].keys() == baked["job_keys"].keys()
-    for key, (frames, values) in baked["late_diverge_keys"].items():
-        assert frames == list(range(start, start + 5)), key
-        np.testing.assert_allclose(values, baked["job_keys"][key][1][:5], atol=1e-6, err_msg=key)
+    assert_whole_runs_first_five_frames(baked, "late_diverge_keys")
 
 
 def test_clear_bake_restores_originals(baked):
