@@ -11,6 +11,7 @@ Of constraint that ignores the body's scale, so it shows exactly what the solver
 selected, and editing it changes nothing.
 """
 import contextlib
+from itertools import chain
 
 import bpy
 import numpy as np
@@ -84,7 +85,7 @@ def apply_fit(obj, found, batch=None):
         s.fitted_shape = found.family
         for name, value in shapes.named(found.kind, found.params).items():
             setattr(s, name, value)
-        _set_hull(obj, found.hull_vertices, found.hull_faces)
+        _set_hull(obj, found.hull_vertices, found.hull_faces, None if batch is None else batch.doomed)
         s.fitted_volume = found.volume
         s.fitted_shape_volume = found.shape_volume
         s.fit_method = found.method
@@ -106,13 +107,32 @@ def _set_hull(obj, vertices, faces, doomed=None):
         s.hull_mesh = None
     else:
         mesh = bpy.data.meshes.new(obj.name + " Hull")
-        mesh.from_pydata(np.asarray(vertices).tolist(), [], np.asarray(faces).tolist())
+        fill_mesh(mesh, vertices, faces)
         s.hull_mesh = mesh
     if old is not None and old != s.hull_mesh:
         if doomed is None:
             datablocks.remove_unused([old])
         else:
             doomed.append(old)
+
+
+def fill_mesh(mesh, vertices, faces):
+    """Replace the mesh's geometry with these vertices (V, 3) and faces (sequences of vertex indices).
+
+    Mesh.from_pydata, with numpy arrays where it walks every coordinate in Python, and without its flat shading
+    (these meshes are drawn as wires or not at all): most of Add Body's own time making 2,000 displays."""
+    mesh.clear_geometry()
+    mesh.vertices.add(len(vertices))
+    mesh.vertices.foreach_set("co", np.asarray(vertices, dtype=np.float32).ravel())
+    if len(faces):
+        sizes = np.fromiter(map(len, faces), dtype=np.int32, count=len(faces))
+        mesh.loops.add(int(sizes.sum()))
+        mesh.polygons.add(len(faces))
+        mesh.polygons.foreach_set("loop_start", np.cumsum(sizes, dtype=np.int32) - sizes)
+        corners = np.ravel(faces) if isinstance(faces, np.ndarray) else np.fromiter(chain.from_iterable(faces),
+                                                                                     np.int64)
+        mesh.polygons.foreach_set("vertices", corners.astype(np.int32))
+    mesh.update(calc_edges=len(faces) > 0)
 
 
 def hull_arrays(mesh):
@@ -162,10 +182,11 @@ def display_owner(obj):
 
 
 class DisplayBatch:
-    """What update_display of many bodies finds once for all of them: the collections linking each object
-    (Object.users_collection searches every collection for each object), and a display constraint to copy
-    (naming a new constraint searches all the file's animation for paths to rename: with 2,000 bodies, most of
-    Add Body's time making the displays)."""
+    """What update_display of many bodies does once for all of them: finding the collections linking each object
+    (Object.users_collection searches every collection for each object); a display constraint to copy (naming a
+    new constraint searches all the file's animation for paths to rename: with 2,000 bodies, most of Add Body's
+    time making the displays); the displays' hide flags, set in finish() (datablocks.set_object_flags); and the
+    hull meshes that new fits replace, deleted in finish() (one at a time, each deletion searches the file)."""
 
     def __init__(self):
         self.homes = {}  # object's as_pointer(): the collections that link it
@@ -173,9 +194,18 @@ class DisplayBatch:
             for obj in collection.objects:
                 self.homes.setdefault(obj.as_pointer(), []).append(collection)
         self.constraint = None  # the first display constraint made in this batch
+        self.displays = []  # whose hide flags finish() sets
+        self.doomed = []  # hull meshes replaced, for delete_displays
 
     def collections_of(self, obj):
         return self.homes.get(obj.as_pointer(), ())
+
+    def finish(self):
+        """Hide the batch's displays from renders and selection, and delete the hull meshes replaced."""
+        datablocks.set_object_flags({name: dict.fromkeys(self.displays, True)
+                                     for name in ("hide_render", "hide_select")})
+        delete_displays(self.doomed)
+        self.displays, self.doomed = [], []
 
 
 def update_display(obj, create=False, batch=None):
@@ -198,28 +228,29 @@ def update_display(obj, create=False, batch=None):
         for collection in collections_of(obj):
             collection.objects.link(display)
     display.display_type = 'WIRE'
-    display.hide_render = True
-    display.hide_select = True
+    if batch is None:
+        display.hide_render = True
+        display.hide_select = True
+    else:
+        batch.displays.append(display)
     constraint = display.constraints.get(DISPLAY_CONSTRAINT)
     if constraint is None and batch is not None and batch.constraint is not None:
-        constraint = display.constraints.copy(batch.constraint)  # named as it is
-    elif constraint is None:
-        constraint = display.constraints.new('CHILD_OF')
-        constraint.name = DISPLAY_CONSTRAINT
-        if batch is not None:
-            batch.constraint = constraint
+        constraint = display.constraints.copy(batch.constraint)  # named as it is, its settings below copied
+    else:
+        if constraint is None:
+            constraint = display.constraints.new('CHILD_OF')
+            constraint.name = DISPLAY_CONSTRAINT
+            if batch is not None:
+                batch.constraint = constraint
+        constraint.use_scale_x = constraint.use_scale_y = constraint.use_scale_z = False
+        constraint.inverse_matrix = Matrix.Identity(4)
     constraint.target = obj
-    constraint.use_scale_x = constraint.use_scale_y = constraint.use_scale_z = False
-    constraint.inverse_matrix = Matrix.Identity(4)
     kind, params, hull, faces = shape_of(obj)
     if kind == shapes.HULL and hull is None:
         vertices, polygons = np.zeros((0, 3)), []
     else:
         vertices, polygons = shapes.display_mesh(kind, params, hull, faces)
-    mesh = display.data
-    mesh.clear_geometry()
-    mesh.from_pydata(np.asarray(vertices).tolist(), [], polygons)
-    mesh.update()
+    fill_mesh(display.data, vertices, polygons)
     rotation = Quaternion(np.array(s.offset_rotation) / max(np.linalg.norm(s.offset_rotation), 1e-300))
     display.matrix_basis = Matrix.LocRotScale(Vector(s.offset_location), rotation, None)
     return display

@@ -72,10 +72,13 @@ def fit_steps(context, objs, shape=None):
 def store_fits(op, fits):
     """body_shape.apply_fit of each (object, fit) of fit_steps, reporting the fits' warnings; returns the objects."""
     batch = body_shape.DisplayBatch()
-    for obj, found in fits:
-        body_shape.apply_fit(obj, found, batch)
-        if found.warning:
-            op.report({'WARNING'}, found.warning)
+    try:
+        for obj, found in fits:
+            body_shape.apply_fit(obj, found, batch)
+            if found.warning:
+                op.report({'WARNING'}, found.warning)
+    finally:
+        batch.finish()
     return [obj for obj, _ in fits]
 
 

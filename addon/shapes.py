@@ -241,6 +241,15 @@ def _grid_faces(rings, segments):
     return tuple(faces)
 
 
+def _rings(x, y, z, cos_w, sin_w):
+    """(len(x) * len(cos_w), 3): ring i's points (x[i] cos_w, y[i] sin_w, z[i]), ring by ring."""
+    rows = np.empty((len(x), len(cos_w), 3))
+    rows[:, :, 0] = np.outer(x, cos_w)
+    rows[:, :, 1] = np.outer(y, sin_w)
+    rows[:, :, 2] = np.asarray(z)[:, None]
+    return rows.reshape(-1, 3)
+
+
 def _signed_power(x, e):
     return np.sign(x) * np.abs(x) ** e
 
@@ -268,14 +277,11 @@ def display_mesh(kind, params, hull=None, hull_faces=None, segments=32, rings=15
         eta = np.concatenate([np.linspace(-0.5 * np.pi, 0.0, half + 1)[1:],
                               np.linspace(0.0, 0.5 * np.pi, half + 1)[:-1]])
         shift = np.where(np.arange(len(eta)) < half, -h, h)
-        rows = [np.stack([r * np.cos(t) * cos_w, r * np.cos(t) * sin_w, np.full(segments, r * np.sin(t) + s)], axis=1)
-                for t, s in zip(eta, shift)]
-        v = np.concatenate([[(0.0, 0.0, -h - r)], *rows, [(0.0, 0.0, h + r)]])
-        return _grid(v, len(eta), segments)
+        rows = _rings(r * np.cos(eta), r * np.cos(eta), r * np.sin(eta) + shift, cos_w, sin_w)
+        return _grid(np.concatenate([[(0.0, 0.0, -h - r)], rows, [(0.0, 0.0, h + r)]]), len(eta), segments)
     eta = np.linspace(-0.5 * np.pi, 0.5 * np.pi, rings + 2)[1:-1]
     e1, e2 = (p[3], p[4]) if kind == SUPERELLIPSOID else (1.0, 1.0)
     ce, se = _signed_power(np.cos(eta), e1), _signed_power(np.sin(eta), e1)
     cw, sw = _signed_power(cos_w, e2), _signed_power(sin_w, e2)
-    rows = [np.stack([p[0] * c * cw, p[1] * c * sw, np.full(segments, p[2] * s)], axis=1) for c, s in zip(ce, se)]
-    v = np.concatenate([[(0.0, 0.0, -p[2])], *rows, [(0.0, 0.0, p[2])]])
-    return _grid(v, rings, segments)
+    rows = _rings(p[0] * ce, p[1] * ce, p[2] * se, cw, sw)
+    return _grid(np.concatenate([[(0.0, 0.0, -p[2])], rows, [(0.0, 0.0, p[2])]]), rings, segments)

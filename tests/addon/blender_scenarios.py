@@ -925,6 +925,46 @@ def scenario_add_body_ticks(out):
                objects_before=objects_before, objects_after=sorted(o.name for o in bpy.data.objects),
                copies=[o.name for o in copies])
     ticks.TICK_BUDGET = budget
+
+    # 3. Each display's mesh (and a hull body's hull mesh) against Mesh.from_pydata of the same shape, and its flags.
+    bpy.ops.mesh.primitive_cone_add(vertices=7, radius1=0.1, depth=0.2, location=(3.0, 0.0, 0.3))
+    cone = bpy.context.object
+    select_only(cone)
+    res["cone_add"] = sorted(bpy.ops.quadric.add_body(shape='CONVEX_HULL'))
+    found = body_shape.fit(ctx, cone, 'CONVEX_HULL')  # the same mesh and matrix: the same hull again
+
+    def geometry(mesh):
+        return dict(co=[list(v.co) for v in mesh.vertices], faces=[list(p.vertices) for p in mesh.polygons],
+                    edges=sorted(sorted(e.vertices) for e in mesh.edges))
+
+    def reference(vertices, faces):
+        mesh = bpy.data.meshes.new("Reference")
+        mesh.from_pydata(np.asarray(vertices).tolist(), [], [[int(i) for i in f] for f in faces])
+        return geometry(mesh)
+
+    res["display_meshes"] = {}
+    for o in made + copies + [cone]:
+        display = o.quadric.shape_display
+        kind, params, hull, faces = body_shape.shape_of(o)
+        c = display.constraints["Quadric Shape"]
+        res["display_meshes"][o.name] = dict(
+            kind=kind, made=geometry(display.data), reference=reference(*mod("shapes").display_mesh(kind, params,
+                                                                                                    hull, faces)),
+            flags=[display.display_type, display.hide_render, display.hide_select, display.data.users],
+            inverse=[list(row) for row in c.inverse_matrix])
+    res["hull"] = dict(made=geometry(cone.quadric.hull_mesh), reference=reference(found.hull_vertices,
+                                                                                  found.hull_faces))
+    # Fit Shape on a body whose mesh grew: the hull mesh it replaces is deleted
+    old = cone.quadric.hull_mesh
+    diameter = lambda mesh: max((a.co - b.co).length for a in mesh.vertices for b in mesh.vertices)  # noqa: E731
+    old_name, old_size = old.name, diameter(old)
+    cone.data.transform(__import__("mathutils").Matrix.Scale(1.5, 4))
+    select_only(cone)
+    res["refit"] = sorted(bpy.ops.quadric.fit_shape())
+    new = cone.quadric.hull_mesh
+    res["refit_hull"] = dict(old_kept=old_name in bpy.data.meshes and bpy.data.meshes[old_name] != new,
+                             same=new.name == old_name, growth=diameter(new) / old_size,
+                             hull_meshes=sorted(m.name for m in bpy.data.meshes if m.name.startswith("Cone Hull")))
     return res
 
 

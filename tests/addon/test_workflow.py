@@ -213,6 +213,31 @@ def test_each_display_made_in_a_batch_follows_its_own_body(clicked_add):
         assert constraints == [["Quadric Shape", "CHILD_OF", name, False, False, False]], (name, constraints)
 
 
+def test_displays_and_hull_meshes_are_the_meshes_from_pydata_makes_and_are_wires_hidden_from_renders(clicked_add):
+    # displays are filled from numpy arrays and their flags set for a batch at once: the reference is Blender's
+    # own Mesh.from_pydata of the same vertices and faces, and each flag as update_display sets it for one body
+    meshes = clicked_add["display_meshes"]
+    assert clicked_add["cone_add"] == ["FINISHED"]
+    assert sorted({m["kind"] for m in meshes.values()}) == [0, 2, 3, 5], {n: m["kind"] for n, m in meshes.items()}
+    for name, m in meshes.items():
+        assert m["made"] == m["reference"], name
+        assert len(m["made"]["faces"]) >= 6 and len(m["made"]["edges"]) >= 12, name
+        assert m["flags"] == ["WIRE", True, True, 1], name
+        assert m["inverse"] == np.eye(4).tolist(), name
+    hull = clicked_add["hull"]
+    assert hull["made"] == hull["reference"]
+    assert len(hull["made"]["co"]) == 8 and len(hull["made"]["faces"]) == 12  # 7 rim points and the apex
+
+
+def test_fit_shape_deletes_the_hull_mesh_it_replaces(clicked_add):
+    res = clicked_add
+    assert res["refit"] == ["FINISHED"]
+    refit = res["refit_hull"]
+    assert not refit["old_kept"] and not refit["same"], refit
+    assert refit["growth"] == pytest.approx(1.5, rel=1e-6)  # the new hull is the grown mesh's (float32 points)
+    assert len(refit["hull_meshes"]) == 1, refit
+
+
 def test_add_body_reads_every_mesh_before_it_makes_a_body(clicked_add):
     # a body's display changes the scene: a mesh read after it would wait for the scene to be evaluated again
     kinds = [kind for kind, _ in clicked_add["order"]]
