@@ -1026,7 +1026,7 @@ class QUADRIC_OT_import_recording(bpy.types.Operator, ImportHelper):
     """Bake a recording simulated elsewhere (from an exported scene of this file)"""
     bl_idname = "quadric.import_recording"
     bl_label = "Import Quadric Recording"
-    bl_options = {'REGISTER', 'UNDO'}
+    bl_options = {'REGISTER'}  # the bake's own operator makes the undo step
     filename_ext = ".npz"
     filter_glob: StringProperty(default="*.npz", options={'HIDDEN'})
     ignore_scene_changes: BoolProperty(
@@ -1034,19 +1034,47 @@ class QUADRIC_OT_import_recording(bpy.types.Operator, ImportHelper):
         description="Bake a recording of the same bodies and ropes even if the scene changed since it was exported")
 
     def execute(self, context):
+        # the file browser calls this after a click: the bake goes a tick at a time in an operator that can be
+        # modal (one the file browser runs cannot); a script's call bakes at once
+        try:
+            result = bpy.ops.quadric.bake_recording_file('INVOKE_DEFAULT', filepath=self.filepath,
+                                                         ignore_scene_changes=self.ignore_scene_changes)
+        except RuntimeError as exc:  # its errors, as this operator's
+            self.report({'ERROR'}, str(exc).removeprefix("Error: ").strip())
+            return {'CANCELLED'}
+        return {'FINISHED'} if result & {'FINISHED', 'RUNNING_MODAL'} else {'CANCELLED'}
+
+
+class QUADRIC_OT_bake_recording_file(ticks.TickedOperator, bpy.types.Operator):
+    """Bake a recording file onto the scene it was simulated from, a tick at a time (Import Quadric Recording)"""
+    bl_idname = "quadric.bake_recording_file"
+    bl_label = "Bake Quadric Recording"
+    bl_options = {'REGISTER', 'UNDO', 'INTERNAL'}
+    filepath: StringProperty(name="File", subtype='FILE_PATH', description="The recording (.npz) to bake")
+    ignore_scene_changes: BoolProperty(
+        name="Ignore Scene Changes", default=False,
+        description="Bake a recording of the same bodies and ropes even if the scene changed since it was exported")
+
+    def steps(self, context):
+        """The scene read a few bodies a step, the recording read and checked against it, then baked (Esc stops
+        it until the bake commits, leaving the file as it was)."""
+        name = os.path.basename(self.filepath)
         try:
             solver = runtime.get_solver()
-            conv = convert.build_scene(solver, context)
+            conv = yield from convert.build_scene_steps(solver, context)
+            yield ticks.ALONE
             rec = solver.Recording.load(self.filepath)
         except (ValueError, OSError) as exc:
             self.report({'ERROR'}, str(exc))
-            return {'CANCELLED'}
-        problem = recording_mismatch(conv.scene, rec, os.path.basename(self.filepath), self.ignore_scene_changes)
+            return None
+        problem = recording_mismatch(conv.scene, rec, name, self.ignore_scene_changes)
         if problem:
             self.report({'ERROR'}, problem)
-            return {'CANCELLED'}
-        msg = bake_and_report(context, conv, rec, self, f"from {os.path.basename(self.filepath)}")
-        return {'FINISHED'} if msg is not None else {'CANCELLED'}
+            return None
+        return (yield from bake_and_report_steps(context, conv, rec, self, f"from {name}"))
+
+    def done(self, context, result):
+        return {'FINISHED'} if result is not None else {'CANCELLED'}
 
 
 def remove_rope(arm):
@@ -1123,6 +1151,7 @@ CLASSES = (QUADRIC_OT_add_body, QUADRIC_OT_fit_shape, QUADRIC_OT_copy_from_activ
            QUADRIC_OT_make_rope, QUADRIC_OT_check_scene, QUADRIC_OT_resolve_overlaps, QUADRIC_OT_simulate,
            QUADRIC_OT_bake_resume, QUADRIC_OT_cancel,
            QUADRIC_OT_clear_bake, QUADRIC_OT_export_scene, QUADRIC_OT_export_usd, QUADRIC_OT_import_recording,
+           QUADRIC_OT_bake_recording_file,
            QUADRIC_OT_remove)
 
 

@@ -598,6 +598,28 @@ def scenario_import_checks(out):
     ball.quadric.friction = friction
     res["matching"] = sorted(bpy.ops.quadric.import_recording(filepath=same))
     res["baked"] = [o.quadric.is_baked for o in (ball, brick)]
+
+    # Clicked, the file browser hands the file to quadric.bake_recording_file, which goes a step a tick (a budget
+    # of zero): Esc while it reads the scene, then to its end, then a refusal
+    ticks, ctx = mod("ticks"), bpy.context
+    keys_once = keyframe_dump([ball, brick])
+    bpy.ops.quadric.clear_bake()
+    objects_before = sorted(o.name for o in bpy.data.objects)
+    budget, ticks.TICK_BUDGET = ticks.TICK_BUDGET, 0.0
+    op, reports = ticked_operator("QUADRIC_OT_bake_recording_file", ctx, filepath=same, ignore_scene_changes=False)
+    for _ in range(2):
+        op.modal(ctx, Event('TIMER', op._timer))
+    res["esc"] = dict(result=sorted(op.modal(ctx, Event('ESC'))), reports=reports,
+                      baked=[o.quadric.is_baked for o in (ball, brick)],
+                      same_objects=sorted(o.name for o in bpy.data.objects) == objects_before)
+    op, reports = ticked_operator("QUADRIC_OT_bake_recording_file", ctx, filepath=same, ignore_scene_changes=False)
+    res["ticked"] = dict(results=tick_to_end(op, ctx), reports=reports, baked=[o.quadric.is_baked for o in (ball, brick)],
+                         same_keys=keyframe_dump([ball, brick]) == keys_once, keys=len(keys_once))
+    ball.quadric.friction = 0.1
+    op, reports = ticked_operator("QUADRIC_OT_bake_recording_file", ctx, filepath=same, ignore_scene_changes=False)
+    res["ticked_refused"] = dict(results=tick_to_end(op, ctx), reports=reports)
+    ball.quadric.friction = friction
+    ticks.TICK_BUDGET = budget
     return res
 
 

@@ -280,6 +280,25 @@ def test_import_recording_refuses_a_recording_of_other_bodies_or_another_scene(s
     assert res["matching"] == ["FINISHED"] and res["baked"] == [True, True]
 
 
+def test_a_clicked_import_bakes_a_step_a_tick_and_esc_before_the_bake_changes_nothing(scenario):
+    res = scenario("import_checks")
+    esc = res["esc"]
+    assert esc["result"] == ["CANCELLED"]
+    assert esc["reports"] == [[["WARNING"], "Bake Quadric Recording cancelled: nothing was changed"]]
+    assert esc["baked"] == [False, False] and esc["same_objects"]
+    ticked = res["ticked"]
+    results = ticked["results"]
+    assert results[-1] == ["FINISHED"] and all(r == ["RUNNING_MODAL"] for r in results[:-1])
+    assert len(results) >= 5  # reading the scene, the file, and the bake's own steps, each a tick
+    assert ticked["baked"] == [True, True]
+    assert ticked["keys"] > 0 and ticked["same_keys"]  # the keys a script's import bakes
+    assert any(kind == ["INFO"] and "from same.npz" in msg for kind, msg in ticked["reports"]), ticked["reports"]
+    refused = res["ticked_refused"]
+    assert refused["results"][-1] == ["CANCELLED"]
+    assert [kind for kind, _ in refused["reports"]] == [["ERROR"]]
+    assert refused["reports"][0][1].startswith("same.npz was simulated from another version of this scene")
+
+
 # ----------------------------------------------------------------- properties and colliders reach the solver
 @pytest.fixture(scope="module")
 def materials(scenario):
