@@ -511,7 +511,11 @@ def child_operator_stall(args):
     context.view_layer.objects.active = pebbles[0]
     with ThreadTimes() as once:
         assert bpy.ops.quadric.copy_from_active() == {'FINISHED'}
-    rows.append(dict(case="copy_from_active", **common, at_once_ms=ms(once.wall)))
+    quiet = type("Quiet", (), {"report": staticmethod(lambda *a: None)})
+    _, longest, count = ticked(ticks_mod, mod("operators").copy_settings_steps(quiet, context, pebbles[0],
+                                                                              pebbles[1:]))
+    rows.append(dict(case="copy_from_active", **common, ticks=count, budget_ms=tick_budget_ms(mod),
+                     **longest.row("max_tick"), at_once_ms=ms(once.wall)))
     rng = np.random.default_rng(4)
     bindings = []
     for k, obj in enumerate(pebbles):
@@ -554,7 +558,7 @@ def child_operator_stall(args):
             continue
         (fits, _), longest, count = ticked(ticks_mod, ops.fit_steps(context, spheres, 'AUTO'))
         with ThreadTimes() as making:
-            ops.make_bodies(type("Quiet", (), {"report": staticmethod(lambda *a: None)}), fits, 'DYNAMIC', 'AUTO')
+            ops.make_bodies(quiet, fits, 'DYNAMIC', 'AUTO')
         rows.append(dict(case="add_body", **common, ticks=count + 1, budget_ms=tick_budget_ms(mod),
                          **longest.row("max_tick"), make_ms=ms(making.wall), at_once_ms=ms(once.wall)))
     for row in rows:

@@ -2174,6 +2174,34 @@ def scenario_workflow(out):
     res["lamp_role"] = bpy.data.objects["Lamp"].quadric.role
     res["plain_has_shape"] = made["Plain"].quadric.shape_display is not None
 
+    # clicked (a step a tick, a budget of zero): Esc while it fits the plain meshes changes nothing; then to its end
+    ticks, ctx = mod("ticks"), bpy.context
+    extra = {}
+    for name, x in (("Body2", 4.0), ("Plain2", 5.0), ("Plain3", 6.0)):
+        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.1, location=(x, 0, 1))
+        bpy.context.object.name = name
+        extra[name] = bpy.context.object
+    select_only(extra["Body2"])
+    bpy.ops.quadric.add_body()
+    extra["Body2"].quadric.friction = 0.2
+
+    def settings():
+        return {n: dict(role=o.quadric.role, **settings_of(o, MATERIAL_FIELDS + ("body_type",)))
+                for n, o in extra.items()}
+
+    before, objects_before = settings(), sorted(o.name for o in bpy.data.objects)
+    select_only(made["Source"], *extra.values())
+    budget, ticks.TICK_BUDGET = ticks.TICK_BUDGET, 0.0
+    op, reports = ticked_operator("QUADRIC_OT_copy_from_active", ctx)
+    op.modal(ctx, Event('TIMER', op._timer))
+    res["copy_esc"] = dict(result=sorted(op.modal(ctx, Event('ESC'))), reports=reports, unchanged=settings() == before,
+                           same_objects=sorted(o.name for o in bpy.data.objects) == objects_before)
+    ops = mod("operators")
+    copy_step, ops.COPY_STEP = ops.COPY_STEP, 1  # an object's settings copied a step
+    op, reports = ticked_operator("QUADRIC_OT_copy_from_active", ctx)
+    res["copy_ticked"] = dict(results=tick_to_end(op, ctx), reports=reports, copied=settings())
+    ticks.TICK_BUDGET, ops.COPY_STEP = budget, copy_step
+
     # a whole collection: its meshes not yet in the simulation become bodies
     pebbles = bpy.data.collections.new("Pebbles")
     scene.collection.children.link(pebbles)

@@ -98,6 +98,24 @@ def test_copy_from_active_copies_settings_and_makes_meshes_bodies(workflow):
     assert re.search(r"Info: copied .*friction.* from 'Source' to 2 objects \(1 made bodies first\)", reports), reports
 
 
+def test_a_clicked_copy_from_active_fits_a_mesh_a_tick_and_esc_while_fitting_changes_nothing(workflow):
+    esc = workflow["copy_esc"]
+    assert esc["result"] == ["CANCELLED"]
+    assert esc["reports"] == [[["WARNING"], "Copy from Active cancelled: nothing was changed"]]
+    assert esc["unchanged"] and esc["same_objects"]
+    ticked = workflow["copy_ticked"]
+    results = ticked["results"]
+    assert results[-1] == ["FINISHED"] and all(r == ["RUNNING_MODAL"] for r in results[:-1])
+    # each plain mesh fitted in a tick, then (a step an object here) the bodies made and the settings copied
+    assert len(results) >= 2 + 3
+    source = workflow["copied"]["Source"]
+    for name, copied in ticked["copied"].items():
+        assert copied["role"] == "BODY", name
+        assert copied == source, name
+    assert any(kind == ["INFO"] and "from 'Source' to 3 objects (2 made bodies first)" in msg
+               for kind, msg in ticked["reports"]), ticked["reports"]
+
+
 def test_add_body_on_a_whole_collection(workflow):
     assert workflow["collection"] == ["FINISHED"]
     roles = workflow["pebbles"]
