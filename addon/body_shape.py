@@ -8,7 +8,8 @@ object or editing its mesh leaves the shape as it is until Fit Shape runs again 
 
 The display is a wire mesh object drawn from the settings whenever they change, held at the body by a Child
 Of constraint that ignores the body's scale, so it shows exactly what the solver gets. It cannot be
-selected, and editing it changes nothing.
+selected, and editing it changes nothing. Bodies of one shape made together share their display's mesh until
+one is edited.
 """
 import contextlib
 from itertools import chain
@@ -185,8 +186,10 @@ class DisplayBatch:
     """What update_display of many bodies does once for all of them: finding the collections linking each object
     (Object.users_collection searches every collection for each object); a display constraint to copy (naming a
     new constraint searches all the file's animation for paths to rename: with 2,000 bodies, most of Add Body's
-    time making the displays); the displays' hide flags, set in finish() (datablocks.set_object_flags); and the
-    hull meshes that new fits replace, deleted in finish() (one at a time, each deletion searches the file)."""
+    time making the displays); one display mesh for all new displays of the same shape (linked duplicates of
+    one mesh: filling a mesh is most of our own time making a display); the displays' hide flags, set in
+    finish() (datablocks.set_object_flags); and the hull meshes that new fits replace, deleted in finish() (one
+    at a time, each deletion searches the file)."""
 
     def __init__(self):
         self.homes = {}  # object's as_pointer(): the collections that link it
@@ -196,6 +199,7 @@ class DisplayBatch:
         self.constraint = None  # the first display constraint made in this batch
         self.displays = []  # whose hide flags finish() sets
         self.doomed = []  # hull meshes replaced, for delete_displays
+        self.meshes = {}  # (kind, parameter row): the display mesh of new displays of that shape
 
     def collections_of(self, obj):
         return self.homes.get(obj.as_pointer(), ())
@@ -219,10 +223,15 @@ def update_display(obj, create=False, batch=None):
     if held is not None and held.target not in (None, obj):
         display = None  # a copy of another body (Shift+D) points at that body's display: make its own
     made = display is None or display.type != 'MESH'
+    kind, params, hull, faces = shape_of(obj)
+    key = (kind, tuple(params)) if made and batch is not None and kind != shapes.HULL else None
+    shared = batch.meshes.get(key) if key is not None else None
     if made:
         name = obj.name + " Shape"
-        display = bpy.data.objects.new(name, bpy.data.meshes.new(name))
+        display = bpy.data.objects.new(name, shared or bpy.data.meshes.new(name))
         s.shape_display = display
+    elif display.data.users > 1:  # shared by the bodies of one shape a batch made: this one's is its own now
+        display.data = bpy.data.meshes.new(display.name)
     collections_of = (lambda o: o.users_collection) if batch is None else batch.collections_of
     if made or not collections_of(display):  # new, or deleted by hand (the pointer keeps it alive)
         for collection in collections_of(obj):
@@ -245,12 +254,14 @@ def update_display(obj, create=False, batch=None):
         constraint.use_scale_x = constraint.use_scale_y = constraint.use_scale_z = False
         constraint.inverse_matrix = Matrix.Identity(4)
     constraint.target = obj
-    kind, params, hull, faces = shape_of(obj)
-    if kind == shapes.HULL and hull is None:
-        vertices, polygons = np.zeros((0, 3)), []
-    else:
-        vertices, polygons = shapes.display_mesh(kind, params, hull, faces)
-    fill_mesh(display.data, vertices, polygons)
+    if shared is None:
+        if kind == shapes.HULL and hull is None:
+            vertices, polygons = np.zeros((0, 3)), []
+        else:
+            vertices, polygons = shapes.display_mesh(kind, params, hull, faces)
+        fill_mesh(display.data, vertices, polygons)
+        if key is not None:
+            batch.meshes[key] = display.data
     rotation = Quaternion(np.array(s.offset_rotation) / max(np.linalg.norm(s.offset_rotation), 1e-300))
     display.matrix_basis = Matrix.LocRotScale(Vector(s.offset_location), rotation, None)
     return display

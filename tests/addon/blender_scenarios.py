@@ -987,6 +987,33 @@ def scenario_add_body_ticks(out):
     res["refit_hull"] = dict(old_kept=old_name in bpy.data.meshes and bpy.data.meshes[old_name] != new,
                              same=new.name == old_name, growth=diameter(new) / old_size,
                              hull_meshes=sorted(m.name for m in bpy.data.meshes if m.name.startswith("Cone Hull")))
+
+    # bodies of one shape made together share one display mesh; one edited gets its own, and removing one
+    # keeps the mesh the others show
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.1, location=(5.0, 0.0, 0.3))
+    twins = [bpy.context.object]
+    for k in range(1, 3):
+        twins.append(twins[0].copy())
+        scene.collection.objects.link(twins[-1])
+        twins[-1].location = (5.0 + k, 0.0, 0.3)
+    select_only(*twins)
+    res["twins_add"] = sorted(bpy.ops.quadric.add_body())
+    meshes = [t.quadric.shape_display.data for t in twins]
+    res["twins"] = dict(distinct=len({m.as_pointer() for m in meshes}), users=meshes[0].users,
+                        params=[list(body_shape.shape_of(t)[1]) for t in twins])
+
+    def extent(mesh):
+        return np.ptp([list(v.co) for v in mesh.vertices], axis=0).tolist()
+
+    before = extent(meshes[0])
+    twins[1].quadric.semi_axes = tuple(1.5 * x for x in twins[1].quadric.semi_axes)
+    d0, d1, d2 = (t.quadric.shape_display.data for t in twins)
+    res["twins_edited"] = dict(own=d1 != d0, others_shared=d0 == d2, users=[d0.users, d1.users], before=before,
+                               extent0=extent(d0), extent1=extent(d1))
+    select_only(twins[0])
+    res["twins_remove"] = sorted(bpy.ops.quadric.remove())
+    res["twins_after_remove"] = dict(kept=twins[2].quadric.shape_display.data == d0, users=d0.users,
+                                     extent=extent(twins[2].quadric.shape_display.data))
     return res
 
 

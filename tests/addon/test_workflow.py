@@ -256,6 +256,22 @@ def test_fit_shape_deletes_the_hull_mesh_it_replaces(clicked_add):
     assert len(refit["hull_meshes"]) == 1, refit
 
 
+def test_bodies_of_one_shape_made_together_share_a_display_mesh_until_one_is_edited(clicked_add):
+    res = clicked_add
+    assert res["twins_add"] == ["FINISHED"]
+    twins = res["twins"]
+    assert twins["params"][0] == twins["params"][1] == twins["params"][2]  # linked duplicates: the same fit
+    assert twins["distinct"] == 1 and twins["users"] == 3
+    edited = res["twins_edited"]
+    assert edited["own"] and edited["others_shared"] and edited["users"] == [2, 1]
+    np.testing.assert_allclose(edited["extent0"], edited["before"], rtol=1e-6)  # the others' display is as it was
+    np.testing.assert_allclose(edited["extent1"], 1.5 * np.array(edited["before"]), rtol=1e-6)
+    assert res["twins_remove"] == ["FINISHED"]
+    after = res["twins_after_remove"]
+    assert after["kept"] and after["users"] == 1
+    np.testing.assert_allclose(after["extent"], edited["before"], rtol=1e-6)
+
+
 def test_add_body_reads_every_mesh_before_it_makes_a_body(clicked_add):
     # a body's display changes the scene: a mesh read after it would wait for the scene to be evaluated again
     kinds = [kind for kind, _ in clicked_add["order"]]
