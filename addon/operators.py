@@ -971,6 +971,17 @@ class QUADRIC_OT_clear_bake(bpy.types.Operator):
         return {'FINISHED'}
 
 
+def hand_to_ticked(op, run, **props):
+    """From a file browser's execute, where an operator cannot go modal, run a TickedOperator (``run``: its bpy.ops
+    function) as a click does, a tick at a time; a script's call runs it at once. Its errors become ``op``'s."""
+    try:
+        result = run('INVOKE_DEFAULT', **props)
+    except RuntimeError as exc:
+        op.report({'ERROR'}, str(exc).removeprefix("Error: ").strip())
+        return {'CANCELLED'}
+    return {'FINISHED'} if result & {'FINISHED', 'RUNNING_MODAL'} else {'CANCELLED'}
+
+
 class QUADRIC_OT_export_scene(bpy.types.Operator, ExportHelper):
     """Write the simulation scene to a JSON file for `python -m solver run`"""
     bl_idname = "quadric.export_scene"
@@ -979,12 +990,29 @@ class QUADRIC_OT_export_scene(bpy.types.Operator, ExportHelper):
     filter_glob: StringProperty(default="*.json", options={'HIDDEN'})
 
     def execute(self, context):
+        return hand_to_ticked(self, bpy.ops.quadric.write_scene_file, filepath=self.filepath)
+
+
+class QUADRIC_OT_write_scene_file(ticks.TickedOperator, bpy.types.Operator):
+    """Write the simulation scene to a JSON file, a tick at a time (Export Quadric Scene)"""
+    bl_idname = "quadric.write_scene_file"
+    bl_label = "Export Quadric Scene"
+    bl_options = {'INTERNAL'}
+    filepath: StringProperty(name="File", subtype='FILE_PATH', description="The scene file (.json) to write")
+
+    def steps(self, context):
+        """The scene read a few bodies a step (Esc stops it), then written."""
         try:
-            solver = runtime.get_solver()
-            conv = convert.build_scene(solver, context)
+            conv = yield from convert.build_scene_steps(runtime.get_solver(), context)
+            yield ticks.ALONE
             conv.scene.save(self.filepath)
         except (ValueError, OSError) as exc:
             self.report({'ERROR'}, str(exc))
+            return None
+        return conv
+
+    def done(self, context, conv):
+        if conv is None:
             return {'CANCELLED'}
         cmd = (f"python -m solver run {os.path.basename(self.filepath)} -o recording.npz --frames {conv.frames} "
                f"--fps {conv.fps:g} --substeps {conv.substeps}")
@@ -1048,15 +1076,8 @@ class QUADRIC_OT_import_recording(bpy.types.Operator, ImportHelper):
         description="Bake a recording of the same bodies and ropes even if the scene changed since it was exported")
 
     def execute(self, context):
-        # the file browser calls this after a click: the bake goes a tick at a time in an operator that can be
-        # modal (one the file browser runs cannot); a script's call bakes at once
-        try:
-            result = bpy.ops.quadric.bake_recording_file('INVOKE_DEFAULT', filepath=self.filepath,
-                                                         ignore_scene_changes=self.ignore_scene_changes)
-        except RuntimeError as exc:  # its errors, as this operator's
-            self.report({'ERROR'}, str(exc).removeprefix("Error: ").strip())
-            return {'CANCELLED'}
-        return {'FINISHED'} if result & {'FINISHED', 'RUNNING_MODAL'} else {'CANCELLED'}
+        return hand_to_ticked(self, bpy.ops.quadric.bake_recording_file, filepath=self.filepath,
+                              ignore_scene_changes=self.ignore_scene_changes)
 
 
 class QUADRIC_OT_bake_recording_file(ticks.TickedOperator, bpy.types.Operator):
@@ -1164,9 +1185,8 @@ class QUADRIC_OT_remove(bpy.types.Operator):
 CLASSES = (QUADRIC_OT_add_body, QUADRIC_OT_fit_shape, QUADRIC_OT_copy_from_active, QUADRIC_OT_add_collider,
            QUADRIC_OT_make_rope, QUADRIC_OT_check_scene, QUADRIC_OT_resolve_overlaps, QUADRIC_OT_simulate,
            QUADRIC_OT_bake_resume, QUADRIC_OT_cancel,
-           QUADRIC_OT_clear_bake, QUADRIC_OT_export_scene, QUADRIC_OT_export_usd, QUADRIC_OT_import_recording,
-           QUADRIC_OT_bake_recording_file,
-           QUADRIC_OT_remove)
+           QUADRIC_OT_clear_bake, QUADRIC_OT_export_scene, QUADRIC_OT_write_scene_file, QUADRIC_OT_export_usd,
+           QUADRIC_OT_import_recording, QUADRIC_OT_bake_recording_file, QUADRIC_OT_remove)
 
 
 def register():

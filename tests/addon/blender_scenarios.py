@@ -602,6 +602,18 @@ def scenario_import_checks(out):
     # Clicked, the file browser hands the file to quadric.bake_recording_file, which goes a step a tick (a budget
     # of zero): Esc while it reads the scene, then to its end, then a refusal
     ticks, ctx = mod("ticks"), bpy.context
+    # and Export Scene's to quadric.write_scene_file: Esc while it reads writes nothing; to its end, the same file
+    budget, ticks.TICK_BUDGET = ticks.TICK_BUDGET, 0.0
+    clicked_path, once_path = os.path.join(folder, "clicked.json"), os.path.join(folder, "once.json")
+    bpy.ops.quadric.export_scene(filepath=once_path)
+    op, reports = ticked_operator("QUADRIC_OT_write_scene_file", ctx, filepath=clicked_path)
+    op.modal(ctx, Event('TIMER', op._timer))
+    res["export_esc"] = dict(result=sorted(op.modal(ctx, Event('ESC'))), reports=reports,
+                             written=os.path.exists(clicked_path))
+    op, reports = ticked_operator("QUADRIC_OT_write_scene_file", ctx, filepath=clicked_path)
+    res["export_ticked"] = dict(results=tick_to_end(op, ctx), reports=reports,
+                                same_file=open(clicked_path).read() == open(once_path).read())
+    ticks.TICK_BUDGET = budget
     keys_once = keyframe_dump([ball, brick])
     bpy.ops.quadric.clear_bake()
     objects_before = sorted(o.name for o in bpy.data.objects)

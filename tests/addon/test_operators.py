@@ -280,8 +280,15 @@ def test_import_recording_refuses_a_recording_of_other_bodies_or_another_scene(s
     assert res["matching"] == ["FINISHED"] and res["baked"] == [True, True]
 
 
-def test_a_clicked_import_bakes_a_step_a_tick_and_esc_before_the_bake_changes_nothing(scenario):
+def test_clicked_import_and_export_go_a_step_a_tick_and_esc_before_they_commit_changes_nothing(scenario):
     res = scenario("import_checks")
+    # Export Scene, clicked: Esc while it reads the scene writes nothing; a step a tick, the file a script writes
+    assert res["export_esc"]["result"] == ["CANCELLED"] and not res["export_esc"]["written"]
+    assert res["export_esc"]["reports"] == [[["WARNING"], "Export Quadric Scene cancelled: nothing was changed"]]
+    ticked = res["export_ticked"]
+    assert ticked["results"][-1] == ["FINISHED"] and all(r == ["RUNNING_MODAL"] for r in ticked["results"][:-1])
+    assert len(ticked["results"]) >= 3 and ticked["same_file"]
+    assert [kind for kind, _ in ticked["reports"]] == [["INFO"]] and "simulate it with" in ticked["reports"][0][1]
     esc = res["esc"]
     assert esc["result"] == ["CANCELLED"]
     assert esc["reports"] == [[["WARNING"], "Bake Quadric Recording cancelled: nothing was changed"]]
