@@ -1247,11 +1247,16 @@ def scenario_instances(out, blend_path, usd_path):
                                             f"python{sys.version_info.major}.{sys.version_info.minor}",
                                             "site-packages")
 
-    # 3. Clear Bake: no datablock or file of the bake is left, and the bodies show as they did.
+    # 3. Clear Bake: no datablock or file of the bake is left, and the bodies show as they did. An object made
+    #    after the bake, the scene's last, is not what the report names.
     res["fields_baked"] = bake_fields_set(bodies + displays)
+    marker = bpy.data.objects.new("Zz Marker", None)
+    scene.collection.objects.link(marker)
     with captured_reports() as reports:
         res["clear"] = sorted(bpy.ops.quadric.clear_bake())
     res["clear_reports"] = reports
+    res["last_object_at_clear"] = list(scene.objects)[-1].name
+    bpy.data.objects.remove(marker)
     res["fields_after_clear"] = bake_fields_set(bodies + displays)
     res["after_clear"] = datablock_names()
     res["before"] = before

@@ -97,6 +97,7 @@ def test_instances_follow_the_recording_at_several_frames(baked):
 def test_clear_bake_removes_every_datablock_and_file_and_shows_the_bodies(baked):
     assert baked["clear"] == ["FINISHED"]
     assert "deleted the instanced bake 'Quadric Instances'" in "\n".join(baked["clear_reports"])
+    assert baked["last_object_at_clear"] == "Zz Marker"  # the report names the bake, not the scene's last object
     assert baked["after_clear"] == baked["before"]
     assert baked["files_after_clear"] == baked["files_before"]  # the cache file and its folders are gone
     assert baked["visibility_after_clear"] == baked["visibility_before"]
