@@ -234,13 +234,13 @@ def _face_frame(v, tri):
     return np.stack([first, second, np.cross(first, second)], axis=1)
 
 
-def _scores(m, kind, centers, rotations, params, hull=None):
+def _scores(m, kind, centers, rotations, params):
     """The support gap (module docstring) of F fits of one family at once: centres (F, 3), rotations (F, 3, 3),
     parameter rows (F, 5); (F,). One call for all of a family's candidate frames: most of a fit's time was numpy's
     overhead on a call for each."""
     centers, rotations, params = (np.asarray(x, dtype=np.float64) for x in (centers, rotations, params))
     local = m.directions @ rotations  # (F, K, 3): the directions in each fit's frame
-    h = centers @ m.directions.T + support_values(kind, params[:, None, :], local, hull)
+    h = centers @ m.directions.T + support_values(kind, params[:, None, :], local)
     return np.mean(np.abs(h - m.reach), axis=-1) / m.width
 
 
@@ -375,7 +375,7 @@ def _exponent_grid():
     return _grid["pairs"], _grid["moments"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=256)  # 18 kB each
 def _fine_window(i, j):
     """The pairs of the grid _FINE times finer within a coarse step of its pair (i, j), and their unit moments
     (cached: meshes alike refine about the same coarse pair, and all 145,161 fine pairs at once would take 0.3 s)."""

@@ -564,13 +564,9 @@ def describe_bake(scene, bodies, ropes, groups):
     return "baked " + (", ".join(parts[:-1]) + " and " if len(parts) > 1 else "") + parts[-1]
 
 
-def bake_and_report(context, conv, rec, op=None, source="", staged=None):
-    """bake_all, then say what was written (status and report); the message, or None after reporting why
-    nothing was baked."""
-    return ticks.drain(bake_and_report_steps(context, conv, rec, op, source, staged))
-
-
 def bake_and_report_steps(context, conv, rec, op=None, source="", staged=None):
+    """Steps of bake_all_steps, then say what was written (status and report); the message, or None after
+    reporting why nothing was baked."""
     scene = context.scene
     counts = yield from bake_all_steps(context, conv, rec, op, staged)
     if counts is None:
@@ -997,7 +993,7 @@ class QUADRIC_OT_write_scene_file(ticks.TickedOperator, bpy.types.Operator):
     """Write the simulation scene to a JSON file, a tick at a time (Export Quadric Scene)"""
     bl_idname = "quadric.write_scene_file"
     bl_label = "Export Quadric Scene"
-    bl_options = {'INTERNAL'}
+    bl_options = {'REGISTER', 'INTERNAL'}
     filepath: StringProperty(name="File", subtype='FILE_PATH', description="The scene file (.json) to write")
 
     def steps(self, context):
