@@ -153,7 +153,10 @@ def test_a_particle_systems_gravity_weight_is_kept(fields):
 
 @pytest.fixture(scope="module")
 def point_cloud(scenario):
-    return scenario("particle_point_cloud")
+    res = scenario("particle_point_cloud")
+    if not res["convertible"]:  # run under scripts/test_blender_versions
+        pytest.xfail("this Blender cannot convert a mesh to a point cloud (4.2 and 4.4 cannot), which this needs")
+    return res
 
 
 def test_a_point_clouds_points_radii_and_velocities_are_read_in_world_space(point_cloud):

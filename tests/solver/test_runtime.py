@@ -69,6 +69,43 @@ def test_a_threading_layer_the_user_sets_is_respected(layer):
     assert _run_json(STEP_ONE_BODY, _env_with_tbb(NUMBA_THREADING_LAYER=layer)) == layer
 
 
+# a fresh process: step a one-body scene, print the layer, the launch cost measured and the serial_below it chose
+STEP_LAUNCH = STEP_ONE_BODY.replace('print(json.dumps(sim.stats["threading_layer"]))',
+                                    'print(json.dumps([sim.stats["threading_layer"], sim.stats["launch_seconds"], '
+                                    'sim.settings.serial_below]))')
+DEBIAN_TBB = ("libtbb12", "libtbbmalloc2")  # Debian 12's TBB 2021.8, whose launches grow (solver/parallel.py)
+
+
+@pytest.fixture(scope="module")
+def debian_tbb():
+    """The folder of Debian 12's libtbb.so.12.8, unpacked from the packages apt-get downloads (kept in build/)."""
+    folder = ROOT / "build" / "debian-tbb"
+    lib = folder / "usr" / "lib" / "x86_64-linux-gnu"
+    if not (lib / "libtbb.so.12").exists():
+        debs = folder / "debs"
+        debs.mkdir(parents=True, exist_ok=True)
+        got = subprocess.run(["apt-get", "download", *DEBIAN_TBB], cwd=debs, capture_output=True, text=True,
+                             timeout=300)
+        assert got.returncode == 0, f"apt-get download {' '.join(DEBIAN_TBB)} failed: {got.stderr[-2000:]}"
+        for deb in debs.glob("*.deb"):
+            subprocess.run(["dpkg", "-x", str(deb), str(folder)], check=True, timeout=120)
+    assert (lib / "libtbb.so.12.8").exists(), f"not Debian 12's TBB 2021.8: {sorted(p.name for p in lib.iterdir())}"
+    return lib
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Debian's TBB package and LD_LIBRARY_PATH: Linux")
+def test_a_tbb_whose_launches_grow_runs_every_loop_serially(debian_tbb):
+    # the user asks for TBB where Debian's 2021.8 loads: each launch costs more than the last (8 us, then 37 to
+    # 50 us after 2,000 launches here, on two threads; one thread does not grow), so every loop runs serially
+    from solver.parallel import ALL
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env.update(LD_LIBRARY_PATH=str(debian_tbb), NUMBA_THREADING_LAYER="tbb", NUMBA_NUM_THREADS="2",
+               PYTHONPATH=str(ROOT))
+    layer, launch, serial_below = _run_json(STEP_LAUNCH, env)
+    assert layer == "tbb" and launch == float("inf") and serial_below == ALL
+
+
 def test_cli_reports_the_threading_layer(tmp_path):
     import solver
 
