@@ -464,15 +464,18 @@ def ticked(ticks_mod, steps, last=lambda result: None):
 def child_operator_stall(args):
     """The other operators a user clicks, on a pile of ``bodies`` pebbles with every tenth moved into its
     neighbour: Check Scene and Resolve Overlaps at once (as a script runs them) and clicked (a timer tick's budget
-    at a time: the longest tick); Copy from Active onto every pebble; Clear Bake of a keyframe bake and of an
-    instanced bake of random poses over ``stall_frames`` frames, and the depsgraph evaluation after each (what a
-    redraw then waits for); and Export USD of the keyframe bake (Blender's own exporter, run at once)."""
+    at a time: the longest tick); Copy from Active onto every pebble, at once and clicked; Clear Bake of a keyframe
+    bake and of an instanced bake of random poses over ``stall_frames`` frames, and the depsgraph evaluation after
+    each (what a redraw then waits for); Export USD of the keyframe bake (Blender's own exporter, run at once); and
+    Add Quadric Body on as many linked icospheres, at once and clicked (the fits a tick at a time, then the bodies
+    made in one step)."""
     import bpy
     import numpy as np
     from mathutils import Vector
 
     mod = load_addon()
-    preflight, ticks_mod, bake, convert = mod("preflight"), mod("ticks"), mod("bake"), mod("convert")
+    preflight, ticks_mod, bake, convert, ops = (mod(name) for name in ("preflight", "ticks", "bake", "convert",
+                                                                       "operators"))
     scene = pebble_pile_scene(args)
     context = bpy.context
     pebbles = sorted((o for o in scene.objects if o.name.startswith("Pebble.")), key=lambda o: o.name)
@@ -512,8 +515,7 @@ def child_operator_stall(args):
     with ThreadTimes() as once:
         assert bpy.ops.quadric.copy_from_active() == {'FINISHED'}
     quiet = type("Quiet", (), {"report": staticmethod(lambda *a: None)})
-    _, longest, count = ticked(ticks_mod, mod("operators").copy_settings_steps(quiet, context, pebbles[0],
-                                                                              pebbles[1:]))
+    _, longest, count = ticked(ticks_mod, ops.copy_settings_steps(quiet, context, pebbles[0], pebbles[1:]))
     rows.append(dict(case="copy_from_active", **common, ticks=count, budget_ms=tick_budget_ms(mod),
                      **longest.row("max_tick"), at_once_ms=ms(once.wall)))
     rng = np.random.default_rng(4)
@@ -542,7 +544,6 @@ def child_operator_stall(args):
             context.evaluated_depsgraph_get()
         rows.append(dict(case=f"clear_bake {output.lower()}", **common, at_once_ms=ms(once.wall),
                          eval_after_ms=ms(evaluation.wall)))
-    ops = mod("operators")
     for clicked in (False, True):  # Add Quadric Body on as many linked icospheres, far above the pile
         bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.05, location=(0.0, 0.0, 50.0))
         spheres = [context.object]
