@@ -551,6 +551,7 @@ def child_operator_stall(args):
             spheres.append(spheres[0].copy())
             scene.collection.objects.link(spheres[-1])
             spheres[-1].location = (0.2 * (k % 40), 0.2 * (k // 40), 50.0)
+        context.evaluated_depsgraph_get()  # as the viewport's redraw after making them would
         if not clicked:
             for obj in scene.objects:
                 obj.select_set(obj in spheres)

@@ -1026,6 +1026,63 @@ def scenario_add_body_ticks(out):
     res["twins_remove"] = sorted(bpy.ops.quadric.remove())
     res["twins_after_remove"] = dict(kept=twins[2].quadric.shape_display.data == d0, users=d0.users,
                                      extent=extent(twins[2].quadric.shape_display.data))
+    res["memo"] = fit_memo_part(scene, body_shape)
+    return res
+
+
+def fit_memo_part(scene, body_shape):
+    """Linked duplicates of a lumpy mesh (as hulls) and of a cube (as boxes), turned and placed at random under
+    one uneven scale, fitted by fit_steps and each by itself: (fit_shape calls, each family's world points of the
+    two fits). One duplicate has another scale and one a modifier: those are fitted by themselves."""
+    fitting, ops = mod("fitting"), mod("operators")
+    rng = np.random.default_rng(7)
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=1, radius=0.1, location=(0.0, 3.0, 0.3))
+    lumpy = bpy.context.object
+    for v in lumpy.data.vertices:
+        v.co *= rng.uniform(0.7, 1.3)
+    bpy.ops.mesh.primitive_cube_add(size=0.2, location=(0.0, 4.0, 0.3))
+    cube = bpy.context.object
+    groups = {}
+    for family, source in (("CONVEX_HULL", lumpy), ("BOX", cube)):
+        objs = [source] + [source.copy() for _ in range(4)]
+        for k, obj in enumerate(objs):
+            if k:
+                scene.collection.objects.link(obj)
+            obj.location = rng.uniform(-2.0, 2.0, 3)
+            obj.rotation_euler = rng.uniform(-np.pi, np.pi, 3)
+            obj.scale = (0.5, 0.7, 1.2)
+        objs[3].scale = (0.5, 0.7, 1.3)  # another scale
+        objs[4].modifiers.new("Weld", 'WELD')  # evaluated into another mesh, as far as the memo can tell
+        groups[family] = objs
+    bpy.context.view_layer.update()
+    calls = []
+    shape_fit = fitting.fit_shape
+
+    def counted(*args, **kwargs):
+        calls.append(args[3])
+        return shape_fit(*args, **kwargs)
+
+    def world_points(found):
+        if found.kind == 5:  # a hull: its vertices
+            local = found.hull_vertices
+        else:  # a box: its corners
+            local = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * found.params[:3]
+        return np.round(found.center + local @ found.rotation.T, 9).tolist()
+
+    res = {}
+    fitting.fit_shape = counted
+    try:
+        for family, objs in groups.items():
+            calls.clear()
+            fits, problems = mod("ticks").drain(ops.fit_steps(bpy.context, objs, family))
+            memo_calls = list(calls)
+            alone = [body_shape.fit(bpy.context, obj, family) for obj in objs]
+            res[family] = dict(calls=memo_calls, problems=problems, objects=[o.name for o in objs],
+                               kinds=[[f.kind for _, f in fits], [f.kind for f in alone]],
+                               params=[[f.params.tolist() for _, f in fits], [f.params.tolist() for f in alone]],
+                               memo=[world_points(f) for _, f in fits], alone=[world_points(f) for f in alone])
+    finally:
+        fitting.fit_shape = shape_fit
     return res
 
 

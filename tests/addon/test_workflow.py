@@ -272,6 +272,25 @@ def test_bodies_of_one_shape_made_together_share_a_display_mesh_until_one_is_edi
     np.testing.assert_allclose(after["extent"], edited["before"], rtol=1e-6)
 
 
+def test_linked_duplicates_are_fitted_once_and_get_the_fit_each_would_get(clicked_add):
+    # a float32 world matrix places a point within 6e-8 x 3.5 m (the largest coordinate): 2e-7 m
+    tolerance = 1e-6
+    for family, kind in (("CONVEX_HULL", 5), ("BOX", 2)):
+        res = clicked_add["memo"][family]
+        names = res["objects"]
+        assert res["problems"] == []
+        assert res["calls"] == [names[0], names[3], names[4]], family  # the other scale, the modifier: their own
+        assert res["kinds"] == [[kind] * 5, [kind] * 5]
+        if kind == 2:
+            np.testing.assert_allclose(res["params"][0], res["params"][1], rtol=1e-6)
+        for k, (memo, alone) in enumerate(zip(res["memo"], res["alone"])):
+            memo, alone = np.array(memo), np.array(alone)
+            assert len(memo) == len(alone) >= 8, (family, k)
+            gaps = np.linalg.norm(memo[:, None] - alone[None], axis=2)
+            assert gaps.min(axis=1).max() < tolerance and gaps.min(axis=0).max() < tolerance, (family, k)
+        assert np.ptp(np.array(res["memo"])[:3], axis=0).max() > 0.5  # placed apart: the fits were moved
+
+
 def test_add_body_reads_every_mesh_before_it_makes_a_body(clicked_add):
     # a body's display changes the scene: a mesh read after it would wait for the scene to be evaluated again
     kinds = [kind for kind, _ in clicked_add["order"]]
