@@ -21,6 +21,7 @@ import numpy as np
 from ..solver.precompile import CompileWatcher
 from .point_cache import local_positions
 from .resume import joined
+from .resume_files import StoredRunError, loaded, resolved
 
 
 def seconds_left(done, total, first_frame_done, first_frame_at, now):
@@ -217,8 +218,10 @@ class SimulationJob:
             kwargs = {"velocity_sweeps": conv.velocity_sweeps} if conv.velocity_sweeps > 0 else {}
             with CompileWatcher(self._on_kernel) as watcher:
                 sim = self._sim = solver.Simulation(conv.scene, dt=conv.dt, integrator=conv.integrator, **kwargs)
-                if self.continues is not None:
-                    sim.restore(self.continues[0])
+                if self.continues is not None:  # a kept run read from disk: its snapshot and frames read now
+                    snapshot, before, whole = self.continues
+                    sim.restore(resolved(snapshot, sim))
+                    self.continues = snapshot, loaded(before, solver), whole
                 self.recording = sim.run(frames=conv.frames, fps=conv.fps, substeps=conv.substeps,
                                          progress=self._progress, should_stop=self._cancel.is_set)
             self.compile_seconds = watcher.seconds
@@ -239,6 +242,9 @@ class SimulationJob:
                 what = f"{kind} '{name}'"
             self.message = (f"simulation diverged at frame {frame} ({what}). "
                             "Try more substeps, or check its size, mass and speed")
+            state = 'FAILED'
+        except StoredRunError as exc:
+            self.message = str(exc)
             state = 'FAILED'
         except ValueError as exc:
             self.message = f"invalid scene: {exc}"

@@ -8,7 +8,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, St
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from . import (bake, blender_compat, body_shape, convert, datablocks, fitting, instances, particle_bake, point_cache,
-               preflight, preview, resume, rope_rig, run_stats, runtime, shapes, stale, ticks)
+               preflight, preview, resume, resume_files, rope_rig, run_stats, runtime, shapes, stale, ticks)
 from .job import SimulationJob
 from .properties import (BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, SHAPE_ITEMS, end_mode_property,
                          frame_range)
@@ -461,15 +461,20 @@ def prepare_resumed_steps(context, op=None, on_progress=None):
     reporting why it cannot: no run kept, the scene changed since, or the frame is not one the run finished. Cut
     into steps for timer ticks, as prepare_steps (ticks.drain runs them at once)."""
     scene = context.scene
-    kept = resume.points(scene)
 
     def refuse(why):
         scene.quadric.status = f"Cannot bake from frame {scene.frame_current}: {why}"
         if op is not None:
             op.report({'ERROR'}, scene.quadric.status)
 
+    try:
+        kept = yield from resume.read_steps(scene, runtime.get_solver(copy=False))
+    except resume_files.StoredRunError as exc:
+        refuse(str(exc))
+        return None
     if kept is None:
-        refuse("no run of this scene is kept (runs are kept in memory until Blender quits): Simulate first")
+        refuse("no run of this scene is kept (runs are kept until Blender quits, and beside the .blend once it is "
+               "saved): Simulate first")
         return None
     job = yield from prepare_steps(context, op, on_progress)
     if job is None:
@@ -1188,11 +1193,30 @@ CLASSES = (QUADRIC_OT_add_body, QUADRIC_OT_fit_shape, QUADRIC_OT_copy_from_activ
            QUADRIC_OT_import_recording, QUADRIC_OT_bake_recording_file, QUADRIC_OT_remove)
 
 
+@bpy.app.handlers.persistent
+def _before_save(*_):
+    resume.before_save()
+
+
+@bpy.app.handlers.persistent
+def _after_save(*_):
+    """The kept runs go beside the saved .blend (addon/resume_files.py), a step a timer tick."""
+    resume.save_all()
+
+
+HANDLERS = (("save_pre", _before_save), ("save_post", _after_save))
+
+
 def register():
     for cls in CLASSES:
         bpy.utils.register_class(cls)
+    for name, handler in HANDLERS:
+        getattr(bpy.app.handlers, name).append(handler)
 
 
 def unregister():
+    for name, handler in HANDLERS:
+        if handler in getattr(bpy.app.handlers, name):
+            getattr(bpy.app.handlers, name).remove(handler)
     for cls in reversed(CLASSES):
         bpy.utils.unregister_class(cls)

@@ -1,7 +1,7 @@
 """Bake from the current frame: a run keeps snapshots of its simulation (Simulation.snapshot) at frame boundaries,
-in memory for this Blender session, per scene; a later run of the unchanged scene continues from the last one
-at or before the current frame instead of from the start (simulating the kept run's own Scene again), and bakes
-the frames before it as they were.
+in memory for this Blender session, per scene, and beside the .blend when it is saved (addon/resume_files.py);
+a later run of the unchanged scene continues from the last one at or before the current frame instead of from
+the start (simulating the kept run's own Scene again), and bakes the frames before it as they were.
 
 A snapshot holds the solver's work buffers as well as its State (what carries over between substeps), which
 makes the continued run the uninterrupted one bit for bit, and makes snapshots large. So a run keeps one every
@@ -21,6 +21,8 @@ import time
 import uuid
 
 import numpy as np
+
+from . import resume_files
 
 BUDGET = 512 * 2**20  # bytes of snapshots kept per scene
 FLOAT32 = 1e-6  # relative: a few units in the last place of a float32 (6e-8)
@@ -70,6 +72,7 @@ class ResumePoints:
         self.stride = 1
         self.recording = None   # every finished frame from the range's start, once the run ended
         self.scene = ("", 0)    # the name and address (as_pointer) of the scene it was last kept or found for
+        self.token = uuid.uuid4().hex  # which run a folder on disk holds (resume_files)
         self._last = None       # (frame index, time) of the last frame offered
         self._frame_seconds = 0.0
 
@@ -144,18 +147,80 @@ def keep(scene, resume_points, recording):
     if not key or (len(_holders(key)) > 1 and _owner(key) != scene):  # a first run, or a copy's first
         key = scene.quadric.resume_id = uuid.uuid4().hex
     resume_points.recording = recording
+    _remember(scene, resume_points)
+
+
+def _remember(scene, resume_points):
     resume_points.scene = scene.name, scene.as_pointer()
-    _kept[key] = resume_points
+    _kept[scene.quadric.resume_id] = resume_points
     for gone in [k for k in _kept if _owner(k) is None]:  # a deleted scene's, another file's
         del _kept[gone]
 
 
-def forget(scene):
-    """Drop the scene's kept run (Clear Bake) and release its snapshots, also where a finished job still holds them;
-    returns describe()'s words for it, or '' if none was kept."""
+def read_steps(scene, solver):
+    """Steps (addon/ticks.py) that find the scene's kept run: in memory, else read from beside the saved .blend
+    (and kept in memory from then on); returns its ResumePoints or None. resume_files.StoredRunError where the
+    one on disk cannot be read."""
     kept = points(scene)
+    if kept is None and _owns_run_on_disk(scene):
+        kept = yield from resume_files.read_steps(scene, solver, ResumePoints)
+        if kept is not None:
+            _remember(scene, kept)
+    return kept
+
+
+def available(scene):
+    """Whether the scene has a kept run to continue, in memory or on disk (the panel shows From Current Frame)."""
+    return points(scene) is not None or _owns_run_on_disk(scene)
+
+
+def _owns_run_on_disk(scene):
+    """Whether the run on disk under the scene's id is its own: of the scenes that share the id (copies), the one
+    it was kept for (by name), unless a run in memory says otherwise."""
+    key = scene.quadric.resume_id
+    if not key:
+        return False
+    if key in _kept:
+        return _owner(key) == scene
+    run = resume_files.read_run(scene)
+    return run is not None and (len(_holders(key)) == 1 or run.get("scene") == scene.name)
+
+
+_on_disk_before_save = {}  # a scene (as_pointer) -> the folder of its run on disk, noted before a save
+
+
+def before_save():
+    """(save_pre) Note each scene's run on disk that is not in memory, for save_all to copy where the file is
+    saved under another name."""
+    import bpy
+
+    _on_disk_before_save.clear()
+    for scene in bpy.data.scenes:
+        if points(scene) is None and _owns_run_on_disk(scene):
+            _on_disk_before_save[scene.as_pointer()] = resume_files.folder(scene)
+
+
+def save_all():
+    """(save_post) Write every kept run of this file's scenes that its folder does not hold yet, or copy a run read
+    from beside the file's previous name: what is on disk goes with the bakes the saved file holds."""
+    import bpy
+
+    for scene in bpy.data.scenes:
+        kept = points(scene)
+        if kept is not None and not resume_files.written(scene, kept):
+            resume_files.write_later(scene, kept)
+        elif kept is None and scene.as_pointer() in _on_disk_before_save:
+            resume_files.copy_later(_on_disk_before_save[scene.as_pointer()], scene)
+    _on_disk_before_save.clear()
+
+
+def forget(scene):
+    """Drop the scene's kept run (Clear Bake), on disk too, and release its snapshots, also where a finished job
+    still holds them; returns describe()'s words for it, or '' if none was kept."""
+    kept = points(scene)
+    on_disk = resume_files.remove(scene) if kept is not None or _owns_run_on_disk(scene) else False
     if kept is None:
-        return ""
+        return "the kept run saved beside the file" if on_disk else ""
     del _kept[scene.quadric.resume_id]
     what = describe(kept)
     kept.snapshots.clear()

@@ -40,7 +40,7 @@ def draw_scene_settings(layout, context):
         row = layout.row(align=True)
         row.scale_y = 1.4
         row.operator("quadric.simulate", icon='PHYSICS')
-        if resume.points(scene) is not None:
+        if resume.available(scene):
             row.operator("quadric.bake_resume", text="From Current Frame", icon='PLAY')
         row = layout.row(align=True)
         row.operator("quadric.check_scene", icon='CHECKMARK')

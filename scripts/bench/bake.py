@@ -17,7 +17,8 @@ scratch folder, the add-on loaded from this checkout by scripts/bake.py's loader
                Python's garbage collections), the
                median tick that showed part of a frame, the depsgraph evaluation after it
                (what a viewport redraw waits for: the first builds the depsgraph of the
-               new scene, so the later ones apart) and the restore when the run ends
+               new scene, so the later ones apart), the restore when the run ends, and
+               the kept run's write beside a saved file, a tick's budget at a time
   instance_stall  Bake To Instances after a run as the modal operator does it, a
                timer tick's budget at a time, for 300 and 2,000 bodies (--tick-bodies,
                --frames): the longest tick, the depsgraph evaluation after each, and
@@ -252,7 +253,8 @@ class ThreadTimes:
 def child_preview_stall(args):
     """ui_stall with the live preview on: ``bodies`` objects bound to the pile's bodies, each timer tick showing
     the newest finished frame on them, and the depsgraph evaluation a viewport redraw then waits for. The worker
-    keeps snapshots for Bake from Current Frame, as Simulate's does."""
+    keeps snapshots for Bake from Current Frame, as Simulate's does; then that kept run is written as a save does
+    (the longest tick of it)."""
     import bpy
 
     mod = load_addon()
@@ -293,7 +295,16 @@ def child_preview_stall(args):
     mod("ticks").release_to_collector()  # as the operator's clean-up
     job.wait()
     longest = max(ticks, key=lambda t: t.wall)
+    # the kept run written beside a saved file, as the save_post handler's timer does it, a tick's budget at a time
+    points = job.resume_points
+    points.recording = job.recording
+    folder = tempfile.mkdtemp(prefix="quadric-resume-")
+    _, write_tick, write_ticks = ticked(mod("ticks"), mod("resume_files").write_steps(folder, points))
+    written_mb = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder)) / 2**20
+    shutil.rmtree(folder, ignore_errors=True)
     return dict(case="preview_stall", bodies=args.bodies, frames=args.stall_frames, substeps=args.substeps,
+                kept_snapshots=len(points.snapshots), kept_run_mb=round(written_mb, 1),
+                kept_run_write_ticks=write_ticks, kept_run_write_max_tick_ms=round(1e3 * write_tick.wall, 2),
                 state=job.state, simulate_seconds=round(job.seconds, 2), ticks=len(ticks),
                 frames_shown=live.frames_completed, budget_ms=tick_budget_ms(mod),
                 **longest.row("max_tick"),

@@ -2850,6 +2850,93 @@ def scenario_bake_resume(out):
     return res
 
 
+def scenario_bake_resume_saved(out):
+    """Bake from Current Frame after the .blend was saved and opened again in a new session (the kept runs in
+    memory dropped): the run cancelled after 15 frames, read from beside the file, continued from frame 10 against
+    the whole run; a snapshot or run.json damaged on disk; a run kept before the file was first saved; Clear Bake."""
+    scene, bodies = build_bake_scene()
+    ops, resume, resume_files = mod("operators"), mod("resume"), mod("resume_files")
+    names = [b.name for b in bodies]
+    out = os.path.join(os.path.dirname(out), "saved")  # ``out`` is the result's file
+    os.makedirs(out)
+    path = os.path.join(out, "pile.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    res = dict(whole=sorted(bpy.ops.quadric.simulate()))
+    folder = resume_files.folder(bpy.context.scene)
+    res["whole_unsaved"] = os.path.exists(folder)  # written when the file is saved
+    bpy.ops.wm.save_mainfile()
+    res["whole_keys"] = keyframe_dump(bodies)
+    res["whole_folder"] = [folder.startswith(os.path.join(out, "quadric_cache", "pile", "resume-")),
+                           sorted(os.listdir(folder))]
+    with captured_reports() as reports:
+        bpy.ops.quadric.clear_bake()
+    res["clear"] = [os.path.exists(folder), os.path.exists(os.path.join(out, "quadric_cache")), reports]
+
+    def partial():
+        job = ops.prepare_job(bpy.context, on_progress=lambda done, total: done >= 15 and job.cancel())
+        job.run_sync()
+        ops.finish_job(bpy.context, job)
+        return keyframe_dump([bpy.data.objects[n] for n in names])
+
+    res["partial_keys"] = partial()
+    bpy.ops.wm.save_mainfile()
+    res["partial_files"] = sorted(os.listdir(folder))
+    bpy.ops.wm.save_mainfile()
+    res["files_after_save"] = sorted(os.listdir(folder))  # the run was there already: not written again
+
+    def new_session(blend=path):
+        resume._kept.clear()  # what a new Blender session starts with
+        bpy.ops.wm.open_mainfile(filepath=blend)
+        bpy.context.scene.frame_set(10)
+        return [bpy.data.objects[n] for n in names]
+
+    # saved under another name, its run untouched since it was opened (not read into memory): copied beside it
+    new_session()
+    copy = os.path.join(out, "copy.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=copy)
+    copied = resume_files.folder(bpy.context.scene)
+    res["copied"] = [copied != folder, sorted(os.listdir(copied)) == sorted(os.listdir(folder))]
+
+    bodies = new_session()
+    res["available"] = [resume.available(bpy.context.scene), resume.points(bpy.context.scene) is None]
+    res["resume"] = sorted(bpy.ops.quadric.bake_resume())
+    job = ops.last_job
+    res["from_disk"] = [type(job.continues[0]).__name__, job.continues[1].frames, job.recording.frames]
+    res["resumed_keys"] = keyframe_dump(bodies)
+
+    # damaged on disk: the snapshot it would continue from, then run.json; each refused, nothing changed
+    bpy.ops.wm.save_mainfile()
+    before = keyframe_dump(new_session())
+    snapshot = os.path.join(folder, resume_files.read_run(bpy.context.scene)["snapshots"]["9"])
+    with open(snapshot, "r+b") as handle:
+        handle.truncate(100)
+    with captured_reports() as reports:
+        res["damaged_snapshot"] = [op_error(bpy.ops.quadric.bake_resume), bpy.context.scene.quadric.status]
+    res["damaged_snapshot_reports"] = reports
+    res["damaged_snapshot_keys"] = keyframe_dump([bpy.data.objects[n] for n in names]) == before
+    new_session()
+    with open(os.path.join(folder, resume_files.RUN), "w") as handle:
+        handle.write("{not json")
+    res["damaged_run"] = op_error(bpy.ops.quadric.bake_resume)
+    res["damaged_run_keys"] = keyframe_dump([bpy.data.objects[n] for n in names]) == before
+    bodies = new_session(copy)  # the copy's run, its own files
+    res["copy_resume"] = sorted(bpy.ops.quadric.bake_resume())
+    res["copy_keys"] = keyframe_dump(bodies)
+
+    # a run kept before the file was first saved goes beside it when it is saved
+    scene, bodies = build_bake_scene()
+    job = ops.prepare_job(bpy.context)
+    job.run_sync()
+    ops.finish_job(bpy.context, job)
+    unsaved = [resume_files.folder(scene), resume.points(scene) is not None]
+    second = os.path.join(out, "second.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=second)
+    folder = resume_files.folder(bpy.context.scene)
+    res["saved_later"] = unsaved + [folder.startswith(os.path.join(out, "quadric_cache", "second")),
+                                    sorted(os.listdir(folder))]
+    return res
+
+
 # ------------------------------------------------------------------ particles, soft bodies, force fields
 def points_mesh(name, points, velocities=None):
     """A mesh object of loose vertices (world = local), with a 'velocity' point attribute if given."""

@@ -51,3 +51,46 @@ def test_a_copy_of_the_scene_has_no_run_until_it_keeps_its_own(resumed):
     assert on_copy and cleared == ["FINISHED"] and copy_none and original_kept
     assert "dropped the kept run" in "\n".join(reports)
     assert resumed["runs_left"] == 1  # a deleted scene's run is not kept
+
+
+@pytest.fixture(scope="module")
+def saved(scenario):
+    return scenario("bake_resume_saved")
+
+
+def test_a_run_kept_beside_the_saved_file_resumes_in_a_new_session(saved):
+    assert saved["whole"] == ["FINISHED"] and saved["resume"] == ["FINISHED"]
+    assert saved["available"] == [True, True]  # the panel offers it, though nothing is in memory
+    assert not saved["whole_unsaved"]  # a run goes to disk when the file is saved
+    inside, files = saved["whole_folder"]
+    assert inside and "run.json" in files and sum(f.startswith("snapshot-") for f in files) >= 2
+    # read from disk: the snapshot in the worker, the 9 frames before it from the kept recording
+    assert saved["from_disk"] == ["StoredSnapshot", 9, 40]
+    assert saved["resumed_keys"] == saved["whole_keys"]  # bit for bit the uninterrupted run
+    assert saved["files_after_save"] == saved["partial_files"]  # saving again did not write it again
+
+
+def test_a_file_saved_under_another_name_takes_its_kept_run_along(saved):
+    assert saved["copied"] == [True, True]
+    assert saved["copy_resume"] == ["FINISHED"] and saved["copy_keys"] == saved["whole_keys"]
+
+
+def test_clear_bake_deletes_the_kept_run_on_disk(saved):
+    folder_left, cache_left, reports = saved["clear"]
+    assert not folder_left and not cache_left
+    assert any("dropped the kept run of frames 1-40" in line for line in reports), reports
+
+
+def test_a_damaged_kept_run_is_refused_naming_the_file_and_bakes_nothing(saved):
+    error, status = saved["damaged_snapshot"]
+    assert "the kept run's file" in error and "snapshot-9-" in error and "cannot be read" in error, error
+    assert saved["damaged_snapshot_keys"]
+    assert "the kept run in '" in saved["damaged_run"] and "quadric_cache" in saved["damaged_run"]
+    assert "cannot be read (JSONDecodeError" in saved["damaged_run"] and "Simulate again" in saved["damaged_run"]
+    assert saved["damaged_run_keys"]
+
+
+def test_a_run_kept_before_the_first_save_is_written_when_the_file_is_saved(saved):
+    unsaved_folder, kept, inside, files = saved["saved_later"]
+    assert unsaved_folder is None and kept and inside
+    assert "run.json" in files and any(f.startswith("recording-") for f in files)

@@ -1,7 +1,9 @@
-"""addon/resume.py without Blender: which scenes count as unchanged, and how many snapshots a run keeps."""
+"""addon/resume.py and resume_files.py without Blender: which scenes count as unchanged, how many snapshots a run
+keeps, and how a snapshot is stored."""
 import types
 
 import numpy as np
+import pytest
 
 from tests.addon.numpy_modules import load
 
@@ -49,3 +51,121 @@ def test_snapshots_that_take_long_to_copy_are_kept_further_apart(monkeypatch):
     assert points.stride == 5
     kept = sorted(points.snapshots)
     assert kept[:2] == [0, 1] and all(k % 5 == 0 for k in kept[2:])
+
+
+resume_files = load("resume_files")
+
+
+def test_a_snapshot_goes_through_plain_arrays_and_json_into_the_solvers_types(tmp_path):
+    import collections
+
+    State = collections.namedtuple("State", "position count")
+    snapshot = dict(scene_hash="abc", bodies=State(np.arange(6.0).reshape(2, 3), np.array([2], dtype=np.int64)),
+                    capacity=(8, 16), stats={"contacts": 3, "phase_seconds": {"forces": 0.5}}, ropes=None)
+    arrays = {}
+    tree = resume_files.flatten(snapshot, arrays)
+    resume_files._save_arrays(str(tmp_path / "s.npz"), tree, arrays)
+    template = dict(scene_hash="", bodies=State(np.zeros((0, 3)), np.zeros(1, dtype=np.int64)), capacity=(0, 0),
+                    stats={}, ropes=None)
+    back = resume_files.StoredSnapshot(str(tmp_path / "s.npz")).load(template)
+    assert type(back["bodies"]) is State and back["capacity"] == (8, 16) and back["scene_hash"] == "abc"
+    np.testing.assert_array_equal(back["bodies"].position, snapshot["bodies"].position)
+    assert back["bodies"].count.dtype == np.int64 and back["stats"] == snapshot["stats"] and back["ropes"] is None
+    wrong = dict(template, bodies=State(np.zeros((0, 3), dtype=np.float32), np.zeros(1, dtype=np.int64)))
+    with pytest.raises(resume_files.StoredRunError, match="float64 .* where the solver has float32"):
+        resume_files.StoredSnapshot(str(tmp_path / "s.npz")).load(wrong)
+    other = dict(template, bodies=(np.zeros((0, 3)),))  # a solver whose state has another number of fields
+    with pytest.raises(resume_files.StoredRunError, match="of 2 fields, where the solver has 1"):
+        resume_files.StoredSnapshot(str(tmp_path / "s.npz")).load(other)
+
+
+def test_a_file_with_a_pickle_in_it_is_refused_unread(tmp_path):
+    with pytest.raises(TypeError, match="object"):  # nothing the add-on stores is pickled
+        resume_files.flatten({"names": np.array(["a", None], dtype=object)}, {})
+    crafted = tmp_path / "crafted.npz"  # as a downloaded .blend's cache could hold: loading it would run code
+    np.savez(crafted, tree=np.array('{"array": "a0"}'), a0=np.array([{"x": 1}], dtype=object))
+    with pytest.raises(resume_files.StoredRunError, match="cannot be read .*allow_pickle"):
+        resume_files.StoredSnapshot(str(crafted)).load(None)
+
+
+def _run(count=3):
+    recording = types.SimpleNamespace(fps=24.0, body_names=["Ball"], phases=("forces",),
+                                      body_poses=np.arange(21.0).reshape(3, 1, 7), scene_hash="abc",
+                                      stats={"contacts": np.array([0, 1, 2])}, ropes=[], particle_groups=[], frames=3)
+    return types.SimpleNamespace(conv={"frame_start": 1, "offset": np.zeros(3)}, recording=recording,
+                                 snapshots={k: {"bodies": (np.full(4, float(k)),)} for k in range(count)},
+                                 token="t1", scene=("Scene", 0), settings=(1, 24.0, 10, 0), offset=0, stride=1)
+
+
+def _writer(target, run):
+    return resume_files.Writer(target, run.token, resume_files.write_steps(target, run))
+
+
+def test_a_written_run_names_its_files_and_replaces_an_earlier_runs(tmp_path):
+    import json
+
+    from solver.recording import Recording
+
+    target = tmp_path / "resume-x"
+    target.mkdir()
+    (target / "snapshot-0-old.npz").write_bytes(b"an earlier run's")
+    writer = _writer(str(target), _run())
+    ticks = 0
+    while writer.stepper.advance(budget=0.0):  # a step a tick
+        ticks += 1
+    assert ticks >= 8  # the conversion's arrays, the recording's, three snapshots, ...
+    run = json.loads((target / "run.json").read_text())
+    assert run["token"] == "t1" and run["scene"] == "Scene" and sorted(run["snapshots"]) == ["0", "1", "2"]
+    assert sorted(p.name for p in target.iterdir()) == sorted(
+        ["run.json", run["conv"], run["recording"], *run["snapshots"].values()])  # the earlier run's file is gone
+    back = resume_files.StoredSnapshot(str(target / run["snapshots"]["2"])).load({"bodies": (np.zeros(0),)})
+    np.testing.assert_array_equal(back["bodies"][0], np.full(4, 2.0))
+    recording = resume_files.StoredRecording(str(target / run["recording"]), 2, whole=False).load(
+        types.SimpleNamespace(Recording=Recording))
+    assert recording.frames == 2 and recording.body_names == ["Ball"] and recording.scene_hash == "abc"
+    np.testing.assert_array_equal(recording.body_poses, np.arange(14.0).reshape(2, 1, 7))
+    np.testing.assert_array_equal(recording.stats["contacts"], [0, 1])
+
+
+def test_a_write_cancelled_half_way_leaves_no_run_and_no_partial_file(tmp_path):
+    target = tmp_path / "resume-x"
+    writer = _writer(str(target), _run())
+    for _ in range(5):  # into the snapshots
+        assert writer.stepper.advance(budget=0.0)
+    writer.cancel()
+    left = sorted(p.name for p in target.iterdir())
+    assert "run.json" not in left and not any(".part" in name for name in left) and left
+
+
+def test_run_json_names_only_files_of_its_own_folder():
+    assert resume_files._member("/cache/resume-x", "snapshot-3-ab.npz") == "/cache/resume-x/snapshot-3-ab.npz"
+    for name in ("../../home/user/.bashrc", "/etc/passwd", "..", "", 7):
+        with pytest.raises(ValueError, match="not a file of its folder"):
+            resume_files._member("/cache/resume-x", name)
+
+
+def test_the_timer_writes_the_queued_runs_one_after_the_other(tmp_path, monkeypatch):
+    monkeypatch.setattr(resume_files.ticks, "TICK_BUDGET", 0.0)  # a step a tick
+    first, second = (_writer(str(tmp_path / name), _run()) for name in ("a", "b"))
+    resume_files._queue[:] = [first, second]
+    calls = 1
+    while resume_files._tick() is not None:
+        calls += 1
+        assert first.stepper.done or not second.stepper.units  # one at a time, in order
+    assert calls >= 16 and not resume_files._queue
+    assert (tmp_path / "a" / "run.json").exists() and (tmp_path / "b" / "run.json").exists()
+
+
+def test_a_run_copied_to_another_folder_is_the_same_run(tmp_path):
+    import json
+
+    _writer(str(tmp_path / "a"), _run()).stepper.finish()
+    run = json.loads((tmp_path / "a" / "run.json").read_text())
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "snapshot-0-old.npz").write_bytes(b"an earlier run's")
+    steps = resume_files.copy_steps(str(tmp_path / "a"), str(tmp_path / "b"), run)
+    assert sum(1 for _ in steps) == 5  # a file a step: the conversion, the recording, three snapshots
+    assert json.loads((tmp_path / "b" / "run.json").read_text()) == run
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == sorted(p.name for p in (tmp_path / "a").iterdir())
+    for p in (tmp_path / "a").iterdir():
+        assert (tmp_path / "b" / p.name).read_bytes() == p.read_bytes()
