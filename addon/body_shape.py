@@ -320,8 +320,9 @@ def update_display(obj, create=False, batch=None):
         fill_mesh(display.data, vertices, polygons)
         if key is not None:
             batch.meshes[key] = display.data
-    rotation = Quaternion(np.array(s.offset_rotation) / max(np.linalg.norm(s.offset_rotation), 1e-300))
-    display.matrix_basis = Matrix.LocRotScale(Vector(s.offset_location), rotation, None)
+    turn = Quaternion(s.offset_rotation)
+    display.matrix_basis = Matrix.LocRotScale(Vector(s.offset_location), turn.normalized() if turn.magnitude else turn,
+                                              None)
     return display
 
 
