@@ -189,8 +189,8 @@ def fill_mesh(mesh, vertices, faces):
         mesh.polygons.add(len(faces))
         mesh.polygons.foreach_set("loop_start", np.cumsum(sizes, dtype=np.int32) - sizes)
         corners = np.ravel(faces) if isinstance(faces, np.ndarray) else np.fromiter(chain.from_iterable(faces),
-                                                                                     np.int64)
-        mesh.polygons.foreach_set("vertices", corners.astype(np.int32))
+                                                                                     np.int32)
+        mesh.polygons.foreach_set("vertices", corners.astype(np.int32, copy=False))
     mesh.update(calc_edges=len(faces) > 0)
 
 
@@ -343,14 +343,14 @@ def remove_display(obj, doomed=None):
     return display is not None
 
 
-def delete_displays(doomed):
+def delete_displays(doomed, also=()):
     """Delete what remove_display left in ``doomed`` (displays and hull meshes), and the displays' meshes where
-    nothing else uses them, all at once (addon/datablocks.py)."""
+    nothing else uses them, with those of the datablocks ``also`` that nothing uses (a Remove's bake actions), all
+    in one call (addon/datablocks.py)."""
     displays = [block for block in doomed if isinstance(block, bpy.types.Object)]
     meshes = [block for block in doomed if not isinstance(block, bpy.types.Object)]
     meshes += [display.data for display in displays if display.data is not None]
-    datablocks.remove(displays)
-    datablocks.remove_unused(meshes)
+    datablocks.remove_unused(meshes + list(also), displays)
 
 
 # --------------------------------------------------------------------------------- update callbacks

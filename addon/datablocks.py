@@ -17,9 +17,15 @@ def remove(blocks):
         bpy.data.batch_remove(blocks)
 
 
-def remove_unused(blocks):
-    """Delete those of the datablocks that nothing uses any more, in one call."""
-    remove([block for block in blocks if block.users == 0])
+def remove_unused(blocks, objects=()):
+    """Delete the objects, and those of the datablocks that nothing uses once they are gone (the objects' own data
+    among them), all in one call: each call searches the whole file."""
+    objects = list(objects)
+    held = {}  # a datablock -> how many of the objects use it as their data
+    for obj in objects:
+        if obj.data is not None:
+            held[obj.data.as_pointer()] = held.get(obj.data.as_pointer(), 0) + 1
+    remove(objects + [block for block in blocks if block.users == held.get(block.as_pointer(), 0)])
 
 
 def set_object_flags(flags):

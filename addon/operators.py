@@ -7,7 +7,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from . import (bake, blender_compat, body_shape, convert, datablocks, fitting, instances, particle_bake, point_cache,
+from . import (bake, blender_compat, body_shape, convert, fitting, instances, particle_bake, point_cache,
                preflight, preview, resume, resume_files, rope_rig, run_stats, runtime, shapes, stale, ticks)
 from .job import SimulationJob
 from .properties import (BODY_FIELDS, BODY_TYPE_ITEMS, MATERIAL_FIELDS, ROPE_FIELDS, SHAPE_ITEMS, end_mode_property,
@@ -70,6 +70,15 @@ def fit_steps(context, objs, shape=None):
         except fitting.FitError as exc:
             problems.append(str(exc))
         yield "fitting the shapes", k + 1, len(objs)
+    return fits, problems
+
+
+def fit_then_commit(context, objs, shape=None):
+    """fit_steps, then the step that begins a tick of its own and may no longer be stopped: the making of the
+    bodies that follows (in one step, see QUADRIC_OT_add_body.steps)."""
+    fits, problems = yield from fit_steps(context, objs, shape)
+    yield ticks.ALONE
+    yield ticks.COMMITTED
     return fits, problems
 
 
@@ -157,9 +166,7 @@ class QUADRIC_OT_add_body(ticks.TickedOperator, bpy.types.Operator):
         if not objs:
             self.report({'ERROR'}, "select one or more mesh objects to make quadric bodies")
             return None
-        fits, problems = yield from fit_steps(context, objs, self.shape)
-        yield ticks.ALONE
-        yield ticks.COMMITTED
+        fits, problems = yield from fit_then_commit(context, objs, self.shape)
         return make_bodies(self, fits, self.body_type, self.shape), problems, passed_over, source
 
     def done(self, context, result):
@@ -196,9 +203,7 @@ class QUADRIC_OT_fit_shape(ticks.TickedOperator, bpy.types.Operator):
         if not bodies:
             self.report({'ERROR'}, "select one or more quadric bodies to fit their shapes again")
             return None
-        fits, problems = yield from fit_steps(context, bodies)
-        yield ticks.ALONE
-        yield ticks.COMMITTED
+        fits, problems = yield from fit_then_commit(context, bodies)
         return problems, store_fits(self, fits)
 
     def done(self, context, result):
@@ -222,9 +227,7 @@ def copy_settings_steps(op, context, source, targets):
     role = src.role
     fields = MATERIAL_FIELDS + {'BODY': BODY_FIELDS, 'ROPE': ROPE_FIELDS}.get(role, ())
     plain = [o for o in targets if o.quadric.role == 'NONE' and o.type == 'MESH'] if role == 'BODY' else []
-    fits, skipped = yield from fit_steps(context, plain)
-    yield ticks.ALONE
-    yield ticks.COMMITTED
+    fits, skipped = yield from fit_then_commit(context, plain)
     made = make_bodies(op, fits, src.body_type)
     values = [(name, getattr(src, name)) for name in fields]
     copied = []
@@ -1181,8 +1184,7 @@ class QUADRIC_OT_remove(bpy.types.Operator):
         dropped, doomed = [], []
         for obj in targets:
             self.report({'INFO'}, remove_from_simulation(obj, dropped, doomed))
-        datablocks.remove_unused(dropped)
-        body_shape.delete_displays(doomed)
+        body_shape.delete_displays(doomed, also=dropped)
         return {'FINISHED'}
 
 
