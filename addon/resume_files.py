@@ -16,7 +16,7 @@ The main thread reads run.json and the Conversion; the snapshot and the Recordin
 of the run that continues them.
 
 A run is written when the file is saved (the save_post handler), so what is on disk goes with the bakes of the
-saved file, and a bake that failed or was cancelled changes no file. Writing runs on the main thread, an array
+saved file, and a bake that failed or was cancelled changes no file. Writing runs on the main thread, CHUNK bytes
 a step from a timer, and at once in the background (no timers run there): Blender's Python must not run in
 another thread while Blender changes its data (a writer thread crashed Blender under undo). Clear Bake deletes
 the folder at once.
@@ -110,15 +110,23 @@ def unflatten(tree, arrays, template=None, classes=None, solver=None):
     raise ValueError(f"unknown entry {kind!r}")
 
 
+CHUNK = 8 * 2**20  # bytes written a step: about 10 ms, so a large snapshot's array takes several ticks
+
+
 def _save_arrays_steps(path, tree, arrays):
-    """Steps that write an .npz (np.savez's layout: one .npy per array, and the tree as JSON), an array a step;
+    """Steps that write an .npz (np.savez's layout: one .npy per array, and the tree as JSON), CHUNK bytes a step;
     the file appears whole at the end, or not at all."""
     part = f"{path}.part"
     try:
         with zipfile.ZipFile(part, "w", allowZip64=True) as archive:
             for key, value in [("tree", np.array(json.dumps(tree))), *arrays.items()]:
+                value = np.asarray(value, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
                 with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
+                    np.lib.format.write_array_header_2_0(member, np.lib.format.header_data_from_array_1_0(value))
+                    data = memoryview(value.reshape(-1).view(np.uint8))  # the raw bytes, any dtype
+                    for start in range(0, len(data), CHUNK):
+                        member.write(data[start:start + CHUNK])
+                        yield
                 yield
         os.replace(part, path)
     except BaseException:  # a failure, or the writer closed (Clear Bake)
@@ -220,7 +228,7 @@ def folder(scene):
 
 
 def write_later(scene, resume_points):
-    """Queue the run to be written to the scene's folder, an array a timer tick (at once in the background);
+    """Queue the run to be written to the scene's folder, a few MB a timer tick (at once in the background);
     nothing if the .blend is not saved yet or the run is queued there already. Returns the Writer or None."""
     target = folder(scene)
     if target is None:
@@ -297,7 +305,7 @@ def _reporting(steps, target):
 
 def write_steps(target, resume_points, snapshots=None):
     """Steps that write the run's files (its snapshots: ``snapshots`` if given) into ``target`` (made if needed),
-    an array a step, then run.json naming them, then delete the files of an earlier run there."""
+    CHUNK bytes a step, then run.json naming them, then delete the files of an earlier run there."""
     os.makedirs(target, exist_ok=True)
     tag = uuid.uuid4().hex[:8]
     conv_file, recording_file = f"conv-{tag}.npz", f"recording-{tag}.npz"

@@ -169,3 +169,19 @@ def test_a_run_copied_to_another_folder_is_the_same_run(tmp_path):
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == sorted(p.name for p in (tmp_path / "a").iterdir())
     for p in (tmp_path / "a").iterdir():
         assert (tmp_path / "b" / p.name).read_bytes() == p.read_bytes()
+
+
+def test_a_large_array_is_written_a_chunk_a_step_and_read_back_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(resume_files, "CHUNK", 1000)  # bytes a step
+    big = np.arange(1000.0).reshape(250, 4)[:, ::2]  # 4,000 bytes, not contiguous
+    value = {"big": big, "fortran": np.asfortranarray(np.arange(12).reshape(3, 4)), "flags": np.array([True, False]),
+             "empty": np.zeros((0, 3)), "count": np.array(7)}
+    arrays = {}
+    tree = resume_files.flatten(value, arrays)
+    units = list(resume_files._save_arrays_steps(str(tmp_path / "x.npz"), tree, arrays))
+    assert len(units) >= 4 + 6  # the large one in four, then a unit after each of the six arrays (the tree too)
+    back = resume_files.StoredSnapshot(str(tmp_path / "x.npz")).load(None)
+    assert sorted(back) == sorted(value)
+    for key, array in value.items():
+        assert back[key].dtype == array.dtype and back[key].shape == array.shape
+        np.testing.assert_array_equal(back[key], array)
