@@ -160,7 +160,7 @@ class StoredSnapshot:
         tree, arrays = _load_arrays(self.path)
         try:
             return unflatten(tree, arrays, template)
-        except ValueError as exc:
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # (a tree of the wrong shape)
             raise StoredRunError(f"the kept run's snapshot '{self.path}' does not fit this solver: {exc}") from exc
 
 

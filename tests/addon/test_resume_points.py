@@ -185,3 +185,15 @@ def test_a_large_array_is_written_a_chunk_a_step_and_read_back_whole(tmp_path, m
     for key, array in value.items():
         assert back[key].dtype == array.dtype and back[key].shape == array.shape
         np.testing.assert_array_equal(back[key], array)
+
+
+def test_a_malformed_tree_is_refused_naming_the_file(tmp_path):
+    import json
+
+    template = {"bodies": (np.zeros(2),)}
+    for k, tree in enumerate([{"dict": 5}, {"array": ["a0"]}, {"class": "x"}, {"scene": {}}, {"a": 1, "b": 2},
+                              {"tuple": [{"array": "missing"}]}, {"dict": {"bodies": {"tuple": [1, 2]}}}]):
+        path = tmp_path / f"bad{k}.npz"
+        np.savez(path, tree=np.array(json.dumps(tree)), a0=np.zeros(2))
+        with pytest.raises(resume_files.StoredRunError, match=f"bad{k}.npz"):
+            resume_files.StoredSnapshot(str(path)).load(template)
