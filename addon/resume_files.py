@@ -408,8 +408,9 @@ def _member(target, name):
 
 def read_steps(scene, solver, make_points):
     """Steps (addon/ticks.py) that read the scene's kept run from disk: run.json and the Conversion (its Recording
-    and snapshots are read in the worker thread of the run that continues it); returns ``make_points(conv)`` filled in (a resume.ResumePoints), or None where no run is on disk.
-    StoredRunError where one is but cannot be read."""
+    and snapshots are read in the worker thread of the run that continues it). Returns ``make_points(conv)``
+    filled in (a resume.ResumePoints), or None where no run is on disk; StoredRunError where one is but cannot be
+    read."""
     from . import convert
 
     target = folder(scene)
@@ -435,7 +436,7 @@ def read_steps(scene, solver, make_points):
         points.recording = StoredRecording(_member(target, run["recording"]), int(run["frames"]))
     except StoredRunError:
         raise
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # (JSON of the wrong shape too)
         raise StoredRunError(f"the kept run in '{target}' cannot be read ({type(exc).__name__}: {exc}); "
                              "Simulate again") from exc
     return points
