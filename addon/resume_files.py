@@ -110,7 +110,7 @@ def unflatten(tree, arrays, template=None, classes=None, solver=None):
     raise ValueError(f"unknown entry {kind!r}")
 
 
-CHUNK = 8 * 2**20  # bytes written a step: about 10 ms, so a large snapshot's array takes several ticks
+CHUNK = 2**21  # bytes written a step: a few ms, and less time stuck where the disk makes writes wait
 
 
 def _save_arrays_steps(path, tree, arrays):
