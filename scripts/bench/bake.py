@@ -305,6 +305,7 @@ def child_preview_stall(args):
     return dict(case="preview_stall", bodies=args.bodies, frames=args.stall_frames, substeps=args.substeps,
                 kept_snapshots=len(points.snapshots), kept_run_mb=round(written_mb, 1),
                 kept_run_write_ticks=write_ticks, kept_run_write_max_tick_ms=round(1e3 * write_tick.wall, 2),
+                kept_run_write_max_tick_cpu_ms=round(1e3 * write_tick.cpu, 2),
                 state=job.state, simulate_seconds=round(job.seconds, 2), ticks=len(ticks),
                 frames_shown=live.frames_completed, budget_ms=tick_budget_ms(mod),
                 **longest.row("max_tick"),

@@ -33,7 +33,8 @@ PREFERRED = ("engine", "case", "requested_layer", "layer", "scene", "shape", "n"
              "max_penetration_rel_min_half_extent", "final_max_penetration_rel_min_half_extent", "carried_share",
              "launch_us", "serial_below", "ratio", "bodies", "max_tick_ms", "max_tick_cpu_ms", "max_tick_runqueue_ms",
              "median_frame_tick_ms", "max_eval_ms", "max_later_eval_ms", "eval_after_max_tick_ms", "at_once_ms",
-             "make_ms", "simulate_seconds", "kept_run_mb", "kept_run_write_max_tick_ms")
+             "make_ms", "simulate_seconds", "kept_run_mb", "kept_run_write_max_tick_ms",
+             "kept_run_write_max_tick_cpu_ms")
 MAX_COLUMNS = 10
 
 
