@@ -306,6 +306,7 @@ def child_preview_stall(args):
                 kept_snapshots=len(points.snapshots), kept_run_mb=round(written_mb, 1),
                 kept_run_write_ticks=write_ticks, kept_run_write_max_tick_ms=round(1e3 * write_tick.wall, 2),
                 kept_run_write_max_tick_cpu_ms=round(1e3 * write_tick.cpu, 2),
+                kept_run_write_max_tick_gc_ms=round(1e3 * write_tick.gc, 2),
                 state=job.state, simulate_seconds=round(job.seconds, 2), ticks=len(ticks),
                 frames_shown=live.frames_completed, budget_ms=tick_budget_ms(mod),
                 **longest.row("max_tick"),

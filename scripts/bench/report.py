@@ -34,7 +34,7 @@ PREFERRED = ("engine", "case", "requested_layer", "layer", "scene", "shape", "n"
              "launch_us", "serial_below", "ratio", "bodies", "max_tick_ms", "max_tick_cpu_ms", "max_tick_runqueue_ms",
              "median_frame_tick_ms", "max_eval_ms", "max_later_eval_ms", "eval_after_max_tick_ms", "at_once_ms",
              "make_ms", "simulate_seconds", "kept_run_mb", "kept_run_write_max_tick_ms",
-             "kept_run_write_max_tick_cpu_ms")
+             "kept_run_write_max_tick_cpu_ms", "kept_run_write_max_tick_gc_ms")
 MAX_COLUMNS = 10
 
 
