@@ -113,11 +113,9 @@ def unflatten(tree, arrays, template=None, classes=None, solver=None):
 CHUNK = 2**21  # bytes written a step: a few ms, and less time stuck where the disk makes writes wait
 
 
-def _save_arrays_steps(path, tree, arrays):
-    """Steps that write an .npz (np.savez's layout: one .npy per array, and the tree as UTF-8 JSON), CHUNK bytes a
-    step; the file appears whole at the end, or not at all."""
-    text = json.dumps(tree)  # a step of its own: 20 ms for a Conversion of 2,000 bodies
-    yield
+def _save_arrays_steps(path, text, arrays):
+    """Steps that write an .npz (np.savez's layout: one .npy per array, and ``text``, the tree as JSON, in UTF-8),
+    CHUNK bytes a step; the file appears whole at the end, or not at all."""
     part = f"{path}.part"
     try:
         with zipfile.ZipFile(part, "w", allowZip64=True) as archive:
@@ -138,7 +136,7 @@ def _save_arrays_steps(path, tree, arrays):
 
 
 def _save_arrays(path, tree, arrays):
-    ticks.drain(_save_arrays_steps(path, tree, arrays))
+    ticks.drain(_save_arrays_steps(path, json.dumps(tree), arrays))
 
 
 def _load_arrays(path):
@@ -312,16 +310,20 @@ def write_steps(target, resume_points, snapshots=None):
     tag = uuid.uuid4().hex[:8]
     conv_file, recording_file = f"conv-{tag}.npz", f"recording-{tag}.npz"
     arrays = {}
-    conv = flatten(resume_points.conv, arrays)  # 10 ms for 2,000 bodies
+    # the Conversion's tree and its JSON grow with the scene (10-25 ms each at 2,000 bodies): each begins a tick
+    yield ticks.ALONE
+    conv = flatten(resume_points.conv, arrays)
+    yield ticks.ALONE
+    text = json.dumps(conv)
     yield
-    yield from _save_arrays_steps(os.path.join(target, conv_file), conv, arrays)
+    yield from _save_arrays_steps(os.path.join(target, conv_file), text, arrays)
     recording = resume_points.recording
     if isinstance(recording, StoredRecording):  # read from disk: copied (a .blend saved under another name)
         shutil.copyfile(recording.path, os.path.join(target, recording_file))
     else:
         arrays = {}
         tree = flatten({name: getattr(recording, name) for name in _RECORDING}, arrays)
-        yield from _save_arrays_steps(os.path.join(target, recording_file), tree, arrays)
+        yield from _save_arrays_steps(os.path.join(target, recording_file), json.dumps(tree), arrays)
     names = {}
     for index, snapshot in sorted((resume_points.snapshots if snapshots is None else snapshots).items()):
         if isinstance(snapshot, StoredSnapshot) and os.path.dirname(snapshot.path) == target:
@@ -332,7 +334,7 @@ def write_steps(target, resume_points, snapshots=None):
         else:
             name = f"snapshot-{index}-{tag}.npz"
             arrays = {}
-            yield from _save_arrays_steps(os.path.join(target, name), flatten(snapshot, arrays), arrays)
+            yield from _save_arrays_steps(os.path.join(target, name), json.dumps(flatten(snapshot, arrays)), arrays)
         names[str(index)] = name
         yield
     run = dict(format=FORMAT, version=VERSION, token=resume_points.token, scene=resume_points.scene[0],
