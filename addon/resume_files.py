@@ -260,7 +260,7 @@ def _queued(writer):
     _queue.append(writer)
     if bpy.app.background:
         wait()
-    elif len(_queue) == 1:
+    elif not bpy.app.timers.is_registered(_tick):
         bpy.app.timers.register(_tick, first_interval=0.0)
     return writer
 
