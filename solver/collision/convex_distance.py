@@ -11,7 +11,7 @@ the search leaves, measured in tests/solver/shapes/test_distance_reference.py.
 
 The witness points lie on the surfaces with b - a = distance * normal along the normal: the
 support points along it where a shape's support there is a single point, else the nearest pair
-GJK finds with the shapes moved apart along the normal (see _witnesses).
+GJK finds with the shapes moved apart along the normal (see witness_points).
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ EPA, MPR, SGJK = range(3)
 TOLERANCE, CURVED_TOLERANCE = 1e-12, 1e-7
 # Newton ended on a smooth optimum when the gap's gradient on the sphere is below this (of the size)
 SMOOTH_GRADIENT = 1e-9
-WITNESS_GAP = 1e-6  # of the size: the separation at which the witness points are found (see _witnesses)
+WITNESS_GAP = 1e-6  # of the size: the separation at which the witness points are found (see witness_points)
 
 
 @njit(**JIT, inline="always")
@@ -89,7 +89,7 @@ def _search(kinds, params, hull_vertices, positions, rotations, nx, ny, nz, tole
 
 
 @njit(**JIT)
-def _witnesses(kinds, params, hull_vertices, positions, rotations, gap, nx, ny, nz, scale, out):
+def witness_points(kinds, params, hull_vertices, positions, rotations, gap, nx, ny, nz, scale, out):
     """out[4:10] = a point of A and a point of B, on their surfaces, with b - a = gap n along n.
 
     B is moved along n until the pair stands WITNESS_GAP apart; n stays their normal, and GJK's
@@ -155,7 +155,7 @@ def signed_distance(kinds, params, hull_vertices, positions, rotations, nx, ny, 
             if tight > gap:
                 gap, nx, ny, nz = tight, tx, ty, tz
     out[0], out[1], out[2], out[3] = gap, nx, ny, nz
-    _witnesses(kinds, params, hull_vertices, positions, rotations, gap, nx, ny, nz, scale, out)
+    witness_points(kinds, params, hull_vertices, positions, rotations, gap, nx, ny, nz, scale, out)
 
 
 @njit(**JIT)

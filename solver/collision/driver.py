@@ -39,8 +39,8 @@ from numba import njit, prange
 
 from ..math3d import JIT, JIT_PARALLEL, PARALLEL_CHUNKS, ZERO
 from ..model import STATIC_PLANE, STATIC_TUBE, STATIC_WALL
-from ..shapes.support import BOX, ELLIPSOID, PARAMS, smooth_kind
-from .convex_distance import contact_distance, new_search_scratch
+from ..shapes.support import BOX, ELLIPSOID, PARAMS, bounding_radius, smooth_kind
+from .convex_distance import contact_distance, new_search_scratch, witness_points
 from .normal_refinement import minkowski_support
 from .narrowphase import (boxes_overlap, ellipsoid_ellipsoid_depth, ellipsoid_tube_depth,
                           ellipsoids_separated_into, minimise_width_gap, minimise_width_gap_supports,
@@ -211,6 +211,36 @@ def _pair_arrays(ws):
             ws.pair_patch_count)
 
 
+# of the pair's size: how much shallower than the measured depth a patch's deepest point may be. Along the normal
+# the search returns, the features that meet hold a point at exactly that depth (the gap is evaluated there)
+MISSED_DEPTH = 1e-4
+
+
+@njit(**JIT)
+def patch_at_depth(kinds, params, hull_vertices, positions, rotations, gap, nx, ny, nz, patch, count):
+    """count, or 1 with patch[0] the witness points' midpoint at depth -gap where the patch misses that depth.
+
+    The supporting features are chosen by heuristics (patches.py), and a hull's face can hold the deepest vertex
+    without the edge that meets the other hull's edge: two pebbles resting edge on edge then got three points
+    beside the crossing, 7% of the smallest half extent apart where the pebbles overlapped by 0.5%, and sank
+    into each other over several substeps (4.3% in the hull benchmark). The one point where they meet is right.
+    """
+    deepest = -np.inf
+    for k in range(count):
+        deepest = max(deepest, patch[k, 3])
+    if deepest >= -gap:
+        return count
+    scale = bounding_radius(kinds[0], params[0], hull_vertices) + bounding_radius(kinds[1], params[1], hull_vertices)
+    if deepest >= -gap - MISSED_DEPTH * scale:
+        return count
+    out = np.empty(10)
+    witness_points(kinds, params, hull_vertices, positions, rotations, gap, nx, ny, nz, scale, out)
+    for r in range(3):
+        patch[0, r] = 0.5 * (out[4 + r] + out[7 + r])
+    patch[0, 3] = -gap
+    return 1
+
+
 @njit(**JIT)
 def _collide_shape_pair(position, rotation, reach_of, shapes, pairs, p, i, j, hx, hy, hz, touching, scratch):
     """Pair p of bodies i < j, one of them not an ellipsoid, whose oriented boxes overlap: its contact patch
@@ -247,8 +277,12 @@ def _collide_shape_pair(position, rotation, reach_of, shapes, pairs, p, i, j, hx
         # instead, and the patch along its normal only
         gap, nx, ny, nz = contact_distance(kinds, params, shapes.hull_vertices, positions, rotations, nx, ny, nz,
                                            shapes.penetration, search_scratch)
-    count = 0 if gap > reach else pair_patch(kinds, params, shapes.hull_vertices, shapes.hull_faces, positions,
-                                             rotations, nx, ny, nz, reach, patch_scratch, patch)
+    count = 0
+    if gap <= reach:
+        count = pair_patch(kinds, params, shapes.hull_vertices, shapes.hull_faces, positions, rotations, nx, ny, nz,
+                           reach, patch_scratch, patch)
+        count = patch_at_depth(kinds, params, shapes.hull_vertices, positions, rotations, gap, nx, ny, nz, patch,
+                               count)
     _store_witness(witness, p, nx, ny, nz)
     if count == 0:
         return
