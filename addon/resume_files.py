@@ -44,9 +44,18 @@ class StoredRunError(ValueError):
 
 
 # ------------------------------------------------------------------------------- plain arrays and JSON
+SHORT = 16  # items of a list or dict done in one step; a longer one takes a step an item
+
+
 def flatten(value, arrays):
     """A JSON tree of ``value`` (nested dicts, lists, tuples, named tuples, dataclasses, arrays, scalars, None;
     a solver Scene as its document) whose arrays are moved into ``arrays`` by key."""
+    return ticks.drain(flatten_steps(value, arrays))
+
+
+def flatten_steps(value, arrays):
+    """flatten as steps, whose return value is the tree: a step ends after each item of a long list or dict (the
+    bindings of a Conversion: thousands of bodies took tens of ms in one step)."""
     if isinstance(value, np.ndarray):
         if value.dtype.hasobject:
             raise TypeError("cannot store an array of Python objects (it would be pickled)")
@@ -58,15 +67,55 @@ def flatten(value, arrays):
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, dict):
-        return {"dict": {str(k): flatten(v, arrays) for k, v in value.items()}}
+        tree = {}
+        for k, v in value.items():
+            tree[str(k)] = yield from flatten_steps(v, arrays)
+            if len(value) > SHORT:
+                yield
+        return {"dict": tree}
     if isinstance(value, (tuple, list)):
-        return {"tuple" if isinstance(value, tuple) else "list": [flatten(v, arrays) for v in value]}
+        items = []
+        for v in value:
+            items.append((yield from flatten_steps(v, arrays)))
+            if len(value) > SHORT:
+                yield
+        return {"tuple" if isinstance(value, tuple) else "list": items}
     if dataclasses.is_dataclass(value):
-        return {"class": [type(value).__name__,
-                          {f.name: flatten(getattr(value, f.name), arrays) for f in dataclasses.fields(value)}]}
+        fields = {}
+        for f in dataclasses.fields(value):
+            fields[f.name] = yield from flatten_steps(getattr(value, f.name), arrays)
+        return {"class": [type(value).__name__, fields]}
     if hasattr(value, "to_dict"):  # the solver's Scene
         return {"scene": value.to_dict()}
     raise TypeError(f"cannot store a {type(value).__name__}")
+
+
+def json_steps(tree):
+    """Steps whose return value is the JSON text of a flatten tree (json.dumps's, up to white space): a step
+    ends after each item of a long list (one body's binding, or one body of the Scene's document)."""
+    parts = []
+    yield from _json_parts(tree, parts)
+    return "".join(parts)
+
+
+def _json_parts(tree, parts):
+    if isinstance(tree, dict) and tree:
+        for k, (key, value) in enumerate(tree.items()):
+            parts.append(("{" if k == 0 else ",") + json.dumps(key) + ":")
+            yield from _json_parts(value, parts)
+        parts.append("}")
+    elif isinstance(tree, list) and tree:
+        long = len(tree) > SHORT  # its items one a step, each in one piece; a short one's (a class, a tuple) opened
+        for k, value in enumerate(tree):
+            parts.append("[" if k == 0 else ",")
+            if long:
+                parts.append(json.dumps(value))
+                yield
+            else:
+                yield from _json_parts(value, parts)
+        parts.append("]")
+    else:
+        parts.append(json.dumps(tree))
 
 
 def unflatten(tree, arrays, template=None, classes=None, solver=None):
@@ -310,12 +359,10 @@ def write_steps(target, resume_points, snapshots=None):
     tag = uuid.uuid4().hex[:8]
     conv_file, recording_file = f"conv-{tag}.npz", f"recording-{tag}.npz"
     arrays = {}
-    # the Conversion's tree and its JSON grow with the scene (10-25 ms each at 2,000 bodies): each begins a tick
-    yield ticks.ALONE
-    conv = flatten(resume_points.conv, arrays)
-    yield ticks.ALONE
-    text = json.dumps(conv)
-    yield
+    # the Conversion's tree and its JSON grow with the scene (10-25 ms each at 2,000 bodies in one step): an item
+    # of its long lists a step
+    conv = yield from flatten_steps(resume_points.conv, arrays)
+    text = yield from json_steps(conv)
     yield from _save_arrays_steps(os.path.join(target, conv_file), text, arrays)
     recording = resume_points.recording
     if isinstance(recording, StoredRecording):  # read from disk: copied (a .blend saved under another name)

@@ -200,3 +200,47 @@ def test_a_malformed_tree_is_refused_naming_the_file(tmp_path):
         np.savez(path, tree=np.frombuffer(json.dumps(tree).encode(), dtype=np.uint8), a0=np.zeros(2))
         with pytest.raises(resume_files.StoredRunError, match=f"bad{k}.npz"):
             resume_files.StoredSnapshot(str(path)).load(template)
+
+
+def test_a_large_conversion_is_flattened_and_encoded_an_item_a_step():
+    """A tree with long lists (a Conversion's bindings, its Scene's bodies) is flattened and turned into JSON one
+    item of them a step, into flatten's tree and json.dumps's text."""
+    import dataclasses
+    import json
+
+    @dataclasses.dataclass
+    class Binding:
+        name: str
+        offset: np.ndarray
+
+    class Scene:
+        def to_dict(self):
+            return {"gravity": [0.0, 0.0, -9.81], "bodies": [{"name": f"b{k}", "position": [k, 0.0, 1.0]}
+                                                              for k in range(300)]}
+
+    value = {"bodies": [Binding(f"b{k}", np.full(3, float(k))) for k in range(200)], "scene": Scene(),
+             "frames": (1, 250)}
+    arrays, units = {}, 0
+    steps = resume_files.flatten_steps(value, arrays)
+    while True:
+        try:
+            next(steps)
+            units += 1
+        except StopIteration as end:
+            tree = end.value
+            break
+    assert units >= 200
+    expected_arrays = {}
+    assert tree == resume_files.flatten(value, expected_arrays) and list(arrays) == list(expected_arrays)
+    assert all(np.array_equal(arrays[k], expected_arrays[k]) for k in arrays)
+    units = 0
+    steps = resume_files.json_steps(tree)
+    while True:
+        try:
+            next(steps)
+            units += 1
+        except StopIteration as end:
+            text = end.value
+            break
+    assert units >= 200 + 300
+    assert json.loads(text) == json.loads(json.dumps(tree))
