@@ -202,7 +202,8 @@ def before_save():
 
 def save_all():
     """(save_post) Write every kept run of this file's scenes that its folder does not hold yet, or copy a run read
-    from beside the file's previous name: what is on disk goes with the bakes the saved file holds."""
+    from beside the file's previous name, and delete the runs of scenes no longer in the file: what is on disk goes
+    with the bakes the saved file holds."""
     import bpy
 
     for scene in bpy.data.scenes:
@@ -212,6 +213,7 @@ def save_all():
         elif kept is None and scene.as_pointer() in _on_disk_before_save:
             resume_files.copy_later(_on_disk_before_save[scene.as_pointer()], scene)
     _on_disk_before_save.clear()
+    resume_files.prune(bpy.data.scenes)
 
 
 def forget(scene):

@@ -265,15 +265,26 @@ def _recording(solver, fields):
 
 
 # ------------------------------------------------------------------------------------ where and when
-def folder(scene):
-    """The absolute folder of the scene's kept run on disk, or None (the .blend not saved, or no run kept yet)."""
+def _blend_folder():
+    """The absolute folder beside the saved .blend that holds its kept runs, or None (the .blend not saved)."""
     import bpy
 
-    key = scene.quadric.resume_id
-    if not bpy.data.filepath or not key:
+    if not bpy.data.filepath:
         return None
     blend = point_cache.safe_name(os.path.splitext(os.path.basename(bpy.data.filepath))[0])
-    return bpy.path.abspath(f"//{point_cache.CACHE_FOLDER}/{blend}/resume-{point_cache.safe_name(key)}")
+    return bpy.path.abspath(f"//{point_cache.CACHE_FOLDER}/{blend}")
+
+
+def _run_folder_name(scene):
+    return f"resume-{point_cache.safe_name(scene.quadric.resume_id)}"
+
+
+def folder(scene):
+    """The absolute folder of the scene's kept run on disk, or None (the .blend not saved, or no run kept yet)."""
+    above = _blend_folder()
+    if above is None or not scene.quadric.resume_id:
+        return None
+    return os.path.join(above, _run_folder_name(scene))
 
 
 def write_later(scene, resume_points):
@@ -438,7 +449,24 @@ def written(scene, resume_points):
 
 def remove(scene):
     """Delete the scene's kept run on disk; returns whether there was one."""
-    target = folder(scene)
+    return _delete(folder(scene))
+
+
+def prune(scenes):
+    """Delete the kept runs beside the saved .blend that no scene of ``scenes`` (the file's) has an id for: those of
+    deleted scenes, up to a hundred MB each. Returns their folders."""
+    above = _blend_folder()
+    if above is None or not os.path.isdir(above):
+        return []
+    held = {_run_folder_name(scene) for scene in scenes if scene.quadric.resume_id}
+    doomed = [os.path.join(above, name) for name in sorted(os.listdir(above))
+              if name.startswith("resume-") and name not in held]
+    return [target for target in doomed if _delete(target)]
+
+
+def _delete(target):
+    """Cancel the writers of the run folder ``target`` and delete it, and the folders above it once empty; returns
+    whether it was there."""
     for writer in [w for w in _queue if w.target == target]:
         writer.cancel()
     if target is None or not os.path.isdir(target):

@@ -2934,6 +2934,17 @@ def scenario_bake_resume_saved(out):
     folder = resume_files.folder(bpy.context.scene)
     res["saved_later"] = unsaved + [folder.startswith(os.path.join(out, "quadric_cache", "second")),
                                     sorted(os.listdir(folder))]
+
+    # a deleted scene's run goes when the file is saved without it
+    kept = resume.points(scene)
+    copy = scene.copy()
+    resume.keep(copy, resume.ResumePoints(kept.conv), kept.recording)  # an id and a run of its own
+    bpy.ops.wm.save_mainfile()
+    copy_folder = resume_files.folder(copy)
+    res["deleted_scene"] = [copy_folder != folder, os.path.isdir(copy_folder), os.path.isdir(folder)]
+    bpy.data.scenes.remove(copy)
+    bpy.ops.wm.save_mainfile()
+    res["deleted_scene"] += [os.path.exists(copy_folder), os.path.isdir(folder), resume.available(scene)]
     return res
 
 

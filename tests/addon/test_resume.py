@@ -94,3 +94,8 @@ def test_a_run_kept_before_the_first_save_is_written_when_the_file_is_saved(save
     unsaved_folder, kept, inside, files = saved["saved_later"]
     assert unsaved_folder is None and kept and inside
     assert "run.json" in files and any(f.startswith("recording-") for f in files)
+
+
+def test_a_deleted_scenes_run_is_deleted_when_the_file_is_saved(saved):
+    # both runs beside the file, then the copy's scene deleted and the file saved: its run gone, the other's kept
+    assert saved["deleted_scene"] == [True, True, True, False, True, True]
