@@ -130,7 +130,7 @@ def test_a_written_run_names_its_files_and_replaces_an_earlier_runs(tmp_path):
 def test_a_write_cancelled_half_way_leaves_no_run_and_no_partial_file(tmp_path):
     target = tmp_path / "resume-x"
     writer = _writer(str(target), _run())
-    for _ in range(8):  # past the conversion's file (its flatten and JSON each a tick), into the recording's
+    for _ in range(8):  # past the conversion's file, into the recording's
         assert writer.stepper.advance(budget=0.0)
     writer.cancel()
     left = sorted(p.name for p in target.iterdir())
@@ -202,6 +202,17 @@ def test_a_malformed_tree_is_refused_naming_the_file(tmp_path):
             resume_files.StoredSnapshot(str(path)).load(template)
 
 
+def _counted(steps):
+    """(how many units the steps yielded, their return value)."""
+    units = 0
+    while True:
+        try:
+            next(steps)
+        except StopIteration as end:
+            return units, end.value
+        units += 1
+
+
 def test_a_large_conversion_is_flattened_and_encoded_an_item_a_step():
     """A tree with long lists (a Conversion's bindings, its Scene's bodies) is flattened and turned into JSON one
     item of them a step, into flatten's tree and json.dumps's text."""
@@ -220,27 +231,12 @@ def test_a_large_conversion_is_flattened_and_encoded_an_item_a_step():
 
     value = {"bodies": [Binding(f"b{k}", np.full(3, float(k))) for k in range(200)], "scene": Scene(),
              "frames": (1, 250)}
-    arrays, units = {}, 0
-    steps = resume_files.flatten_steps(value, arrays)
-    while True:
-        try:
-            next(steps)
-            units += 1
-        except StopIteration as end:
-            tree = end.value
-            break
+    arrays = {}
+    units, tree = _counted(resume_files.flatten_steps(value, arrays))
     assert units >= 200
     expected_arrays = {}
     assert tree == resume_files.flatten(value, expected_arrays) and list(arrays) == list(expected_arrays)
     assert all(np.array_equal(arrays[k], expected_arrays[k]) for k in arrays)
-    units = 0
-    steps = resume_files.json_steps(tree)
-    while True:
-        try:
-            next(steps)
-            units += 1
-        except StopIteration as end:
-            text = end.value
-            break
+    units, text = _counted(resume_files.json_steps(tree))
     assert units >= 200 + 300
     assert json.loads(text) == json.loads(json.dumps(tree))
