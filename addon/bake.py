@@ -12,7 +12,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..solver import rotations
+from quadric_solver import rotations
 from . import datablocks, instances
 from . import blender_compat as compat
 from .ticks import ALONE, COMMITTED, drain

@@ -19,7 +19,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
-from ..solver import rotations
+from quadric_solver import rotations
 from . import datablocks, fitting, shapes
 
 DISPLAY_CONSTRAINT = "Quadric Shape"

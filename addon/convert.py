@@ -24,7 +24,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
-from ..solver import rotations
+from quadric_solver import rotations
 from . import body_shape, force_fields, particle_groups, shapes
 from .body_shape import rigid_parts, rigid_track
 from .properties import frame_range

@@ -25,7 +25,7 @@ cylinder's, capsule's or superellipsoid's z:
 * superellipsoid: the semi-axes of the bounding box, and the exponents that
   match the mesh's volume and second moments best (least squares, relative);
   an open mesh, which has no volume, takes those that fit its support best;
-* convex hull: the hull of the vertices (solver/shapes/hull.py), in the
+* convex hull: the hull of the vertices (quadric_solver/shapes/hull.py), in the
   principal frame.
 
 How well a solid S fits the mesh is measured by its support gap: the mean,
@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import solver_package
 from .shapes import (BOX, CAPSULE, CYLINDER, ELLIPSOID, EXPONENT_RANGE, FAMILIES, HULL, NAMES, SUPERELLIPSOID,
                      fibonacci_directions, kind_of, row, support_values, volume)
 
@@ -449,13 +450,12 @@ _hull_module = None
 def convex_hull(points):
     """(vertices, faces) of the convex hull of points, by the solver's exact quickhull.
 
-    solver/shapes/hull.py is plain numpy, but importing it through its package would load numba (the
+    quadric_solver/shapes/hull.py is plain numpy, but importing it through its package would load numba (the
     package's support kernels), so it is loaded from its file.
     """
     global _hull_module
     if _hull_module is None:
-        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "solver", "shapes",
-                            "hull.py")
+        path = os.path.join(solver_package.folder(), "shapes", "hull.py")
         spec = importlib.util.spec_from_file_location(f"{__name__}_solver_hull", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

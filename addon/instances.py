@@ -17,7 +17,7 @@ import uuid
 import bpy
 import numpy as np
 
-from ..solver import rotations
+from quadric_solver import rotations
 from . import datablocks, point_cache
 from .ticks import ALONE, drain
 

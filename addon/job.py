@@ -18,7 +18,7 @@ import traceback
 
 import numpy as np
 
-from ..solver.precompile import CompileWatcher
+from quadric_solver.precompile import CompileWatcher
 from .point_cache import local_positions
 from .resume import joined
 from .resume_files import StoredRunError, loaded, resolved

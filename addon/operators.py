@@ -990,7 +990,7 @@ def hand_to_ticked(op, run, **props):
 
 
 class QUADRIC_OT_export_scene(bpy.types.Operator, ExportHelper):
-    """Write the simulation scene to a JSON file for `python -m solver run`"""
+    """Write the simulation scene to a JSON file for `python -m quadric_solver run`"""
     bl_idname = "quadric.export_scene"
     bl_label = "Export Quadric Scene"
     filename_ext = ".json"
@@ -1021,8 +1021,8 @@ class QUADRIC_OT_write_scene_file(ticks.TickedOperator, bpy.types.Operator):
     def done(self, context, conv):
         if conv is None:
             return {'CANCELLED'}
-        cmd = (f"python -m solver run {os.path.basename(self.filepath)} -o recording.npz --frames {conv.frames} "
-               f"--fps {conv.fps:g} --substeps {conv.substeps}")
+        cmd = (f"python -m quadric_solver run {os.path.basename(self.filepath)} -o recording.npz "
+               f"--frames {conv.frames} --fps {conv.fps:g} --substeps {conv.substeps}")
         self.report({'INFO'}, f"wrote {self.filepath}; simulate it with: {cmd}")
         return {'FINISHED'}
 

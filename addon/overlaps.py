@@ -2,7 +2,7 @@
 
 The add-on's pre-flight check (addon/preflight.py) runs this before anything
 compiles, so it must not import the solver's kernels. It uses the solver's own
-definitions (solver/collision/narrowphase.py, solver/collision/driver.py):
+definitions (quadric_solver/collision/narrowphase.py, quadric_solver/collision/driver.py):
 
 * ellipsoid k: centre c_k, rotation R_k (columns: principal axes), semi-axes a_k,
   shape matrix M_k = R_k diag(a_k^2) R_k^T;
@@ -50,7 +50,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..solver.mesh import mesh_topology
+from quadric_solver.mesh import mesh_topology
 from .shapes import ELLIPSOID, HULL, bounding_radius, support_points, support_values
 from .ticks import ALONE, drain
 
@@ -77,7 +77,7 @@ STATIC_MESH = 3  # one entry per mesh collider, after the tubes (its triangles i
 
 
 class Statics(NamedTuple):
-    """Static colliders in the solver's layout (solver/model.py): planes, then 5 walls per box, then tubes;
+    """Static colliders in the solver's layout (quadric_solver/model.py): planes, then 5 walls per box, then tubes;
     then one entry per mesh collider, whose triangles are in ``meshes`` at the same index (None elsewhere)."""
     kind: np.ndarray    # (S,) STATIC_PLANE, STATIC_WALL or STATIC_TUBE
     point: np.ndarray   # (S, 3) plane or wall point, tube centre
@@ -98,7 +98,7 @@ class Triangles(NamedTuple):
 
 
 def mesh_triangles(vertices, triangles) -> Triangles:
-    """The Triangles the solver keeps of a mesh (solver/mesh.py leaves out those of no area)."""
+    """The Triangles the solver keeps of a mesh (quadric_solver/mesh.py leaves out those of no area)."""
     vertices = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
     triangles = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
     topology = mesh_topology(vertices, triangles)
@@ -116,7 +116,7 @@ def statics(planes=(), boxes=(), tubes=(), meshes=()):
         c = np.asarray(center, dtype=np.float64)
         (hx, hy, hz), r = half, np.asarray(rotation, dtype=np.float64)
         ex, ey, ez = r[:, 0], r[:, 1], r[:, 2]
-        # the floor and four walls of an open-top box, as solver/model.py:_box_walls lays them out
+        # the floor and four walls of an open-top box, as quadric_solver/model.py:_box_walls lays them out
         for point, normal, u, v, hu, hv in ((c - hz * ez, ez, ex, ey, hx, hy), (c - hx * ex, ex, ey, ez, hy, hz),
                                             (c + hx * ex, -ex, ey, ez, hy, hz), (c - hy * ey, ey, ex, ez, hx, hz),
                                             (c + hy * ey, -ey, ex, ez, hx, hz)):
@@ -602,7 +602,7 @@ def _reach_along(forms, shapes, bodies, rotation, direction):
 def static_overlaps(centers, rotation, semi_axes, colliders, movable, tolerance=OVERLAP_TOLERANCE, shapes=None):
     """Movable bodies deeper than ``tolerance`` times their smallest semi-axis (half-width) in a static collider.
 
-    Planes, walls and tubes follow the solver's rules (solver/collision/driver.py:_static_contact); the
+    Planes, walls and tubes follow the solver's rules (quadric_solver/collision/driver.py:_static_contact); the
     normal points from the collider towards the body (the direction that frees it). Against planes and walls
     every shape's depth is exact; in a tube, bodies that are not ellipsoids get a lower bound; in a mesh, the
     deepest of its triangles (the module docstring).

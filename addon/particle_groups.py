@@ -362,7 +362,7 @@ def step_limit(spec, stiffness, damping, bending):
     Per mode, x'' = -w^2 x - g x' is stable under symplectic Euler while h^2 w^2 + 2 h g < 4; the springs'
     damping is proportional to their stiffness (g = w^2 c / k), and w^2 is at most Gershgorin's bound of
     M^-1 K, the largest 2 sum(k) / m over the vertices. So this errs short, by up to about 2."""
-    from ..solver.particles.groups import lumped_masses, second_neighbours
+    from quadric_solver.particles.groups import lumped_masses, second_neighbours
 
     n = spec.count
     masses = lumped_masses(spec.positions, spec.edges, spec.mass)

@@ -2,7 +2,7 @@
 
 Reads the groups as the conversion does (addon/particle_groups.py) and plans the fields' forces as it does
 (addon/force_fields.py), so that every note the conversion would make is listed here first, and runs the solver's
-own checks of the groups (solver/particles/groups.py, plain numpy), so that its errors come before any compile.
+own checks of the groups (quadric_solver/particles/groups.py, plain numpy), so that its errors come before any compile.
 Returns (kind, message, objects, severity) tuples; preflight.py makes them Problems.
 """
 import math
@@ -34,8 +34,8 @@ def _setting_errors(obj):
 
 def _solver_check(spec, obj):
     """The solver's own check of a group's arguments (the FieldError it would raise), '' when it passes."""
-    from ..solver.particles.groups import check_mass_spring, check_particles
-    from ..solver.validate import FieldError
+    from quadric_solver.particles.groups import check_mass_spring, check_particles
+    from quadric_solver.validate import FieldError
 
     s = obj.quadric.particles
     try:

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 from mathutils import Vector
 
-from ..solver import rotations
-from ..solver.mesh import mesh_topology
+from quadric_solver import rotations
+from quadric_solver.mesh import mesh_topology
 from . import body_shape, convert, overlaps, particle_preflight, shapes
 from .properties import frame_range
 from .ticks import ALONE, COMMITTED, drain
 
-# solver/ropes/model.py refuses a drawn curve that turns back by more than this at a node
+# quadric_solver/ropes/model.py refuses a drawn curve that turns back by more than this at a node
 MAX_KINK_DEGREES = 175.0
 READ_STEP = 32  # bodies read per step of check_steps (0.06 to 0.3 ms each)
 SHOWN_IN_PANEL = 8

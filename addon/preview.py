@@ -22,7 +22,7 @@ held off meanwhile.
 import bpy
 import numpy as np
 
-from ..solver import rotations
+from quadric_solver import rotations
 from . import bake, particle_bake, particle_display
 from . import blender_compat as compat
 from . import ticks

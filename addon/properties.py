@@ -245,7 +245,8 @@ class QuadricObjectSettings(bpy.types.PropertyGroup):
                                                  "(addon/stale.py): the panel says when they changed since")
 
 
-# the solver's integrators (solver/particles/integrators.py), as Simulation(integrator=...) names them lower-case
+# the solver's integrators (quadric_solver/particles/integrators.py), as Simulation(integrator=...) names them
+# lower-case
 PARTICLE_INTEGRATOR_ITEMS = [
     ('SYMPLECTIC_EULER', "Symplectic Euler", "First order, keeps the energy of springs and orbits over long runs; "
                                              "the default"),

@@ -2,17 +2,17 @@
 
 The solver's kernel modules import numba, and the solver keys its cache folder
 on NUMBA_CACHE_DIR when the first of them loads, so it is set here first
-(solver.rotations, plain numpy, may be imported before). The cache lives in the extension's
+(quadric_solver.rotations, plain numpy, may be imported before). The cache lives in the extension's
 user directory (never beside the installed code, which may be read-only and is
 replaced on update); the solver keys a folder inside it on a hash of its own
-sources and chooses numba's threading layer itself (solver/runtime.py: OpenMP
+sources and chooses numba's threading layer itself (quadric_solver/runtime.py: OpenMP
 where its runtime loads, else workqueue, never TBB, which Blender also ships).
 GNU OpenMP does not survive fork(): a forked child that runs the solver is
 stopped with a message (numba's check); children that do not, and
 subprocesses, are unaffected.
 
 The Linux x64 zip ships a prebuilt cache (``prebuilt_cache/``, made by
-scripts/build_extension.py with solver/precompile.py). On first use it is
+scripts/build_extension.py with quadric_solver/precompile.py). On first use it is
 copied into the user folder if its manifest fits this Blender and this copy of
 the solver; the kernels then load in seconds instead of compiling for minutes.
 It is compiled for numba's generic CPU, so the solver then uses that target for
@@ -22,6 +22,8 @@ first use as on other platforms, and ``prebuilt_note`` says why.
 import os
 import shutil
 import threading
+
+from . import solver_package
 
 PREBUILT_FOLDER = "prebuilt_cache"
 
@@ -62,13 +64,13 @@ def install_prebuilt_cache(cache_root, package=None, source=None, copy=True):
     which the simulation's worker thread calls before it loads a kernel, so Blender's main thread does not wait.
     """
     global _pending_copy
-    from ..solver import precompile
-    from ..solver import runtime as solver_runtime
+    from quadric_solver import precompile
+    from quadric_solver import runtime as solver_runtime
 
     source = source or os.path.join(extension_root(), PREBUILT_FOLDER)
     if not os.path.isdir(source):
         return False, "this build ships no prebuilt solver cache: the solver compiles on first use"
-    package = package or f"{extension_package()}.solver"
+    package = package or solver_package.NAME
     manifest = precompile.read_manifest(source)
     here = precompile.this_process(package, solver_runtime.source_hash())
     problem = precompile.prebuilt_problem(manifest, here)
@@ -117,9 +119,7 @@ def get_solver(copy=True):
             prebuilt_note = (f"the prebuilt solver cache could not be installed ({exc}): the solver compiles on "
                              "first use")
         print(f"[quadric] {prebuilt_note}", flush=True)
-        from .. import solver
-
-        _solver = solver
+        _solver = solver_package.load()
     if copy:
         copy_prebuilt()  # a copy an earlier get_solver(copy=False) left pending
     return _solver

@@ -1,6 +1,6 @@
 """The shapes a Quadric body can have, in plain numpy (no bpy, no numba).
 
-Each family is a solver shape (solver/shapes/values.py) in its own frame, centred on its origin with
+Each family is a solver shape (quadric_solver/shapes/values.py) in its own frame, centred on its origin with
 its symmetry axes along the frame's axes. Here a shape is a kind (the solver's ids, support.py) and
 a row of PARAMS floats; a hull's vertices come beside the row:
 
@@ -12,7 +12,7 @@ a row of PARAMS floats; a hull's vertices come beside the row:
     HULL 5             -  (its vertices (V, 3), in its frame)
 
 The support functions (the farthest point along a direction, and how far) are the closed forms of
-solver/shapes/support.py, vectorised over directions; the add-on's fit and Check Scene use them so
+quadric_solver/shapes/support.py, vectorised over directions; the add-on's fit and Check Scene use them so
 that nothing compiles before a simulation. Also: volumes, half-widths, bounding radii and a mesh
 that shows the shape.
 """
@@ -26,7 +26,7 @@ ELLIPSOID, SUPERELLIPSOID, BOX, CYLINDER, CAPSULE, HULL = range(6)
 FAMILIES = ("ELLIPSOID", "SUPERELLIPSOID", "BOX", "CYLINDER", "CAPSULE", "CONVEX_HULL")
 NAMES = ("ellipsoid", "superellipsoid", "box", "cylinder", "capsule", "convex hull")
 PARAMS = 5
-EXPONENT_RANGE = (0.1, 2.0)  # as solver/shapes/values.py
+EXPONENT_RANGE = (0.1, 2.0)  # as quadric_solver/shapes/values.py
 # the body setting that holds each family's parameters, and the solver argument it becomes
 FIELDS = {ELLIPSOID: ("semi_axes",), SUPERELLIPSOID: ("semi_axes", "exponents"), BOX: ("half_extents",),
           CYLINDER: ("radius", "half_height"), CAPSULE: ("radius", "half_height"), HULL: ()}
@@ -78,7 +78,7 @@ def _sign(x):
 def _dual_pair(x, y, e):
     """Hoelder's maximiser of (x, y).(s, t) over the unit ball of the 2/e norm, for x, y >= 0 (arrays).
 
-    Returns (the dual norm of (x, y), s, t), as solver/shapes/support.py:_dual_pair.
+    Returns (the dual norm of (x, y), s, t), as quadric_solver/shapes/support.py:_dual_pair.
     """
     x, y, e = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64),
                                   np.asarray(e, dtype=np.float64))
@@ -165,7 +165,7 @@ def _beta(x, y):
 
 
 def superellipsoid_moment(p, q, s, e1, e2):
-    """The integral of u^p v^q w^s (even powers) over the unit superellipsoid, as solver/shapes/mass.py."""
+    """The integral of u^p v^q w^s (even powers) over the unit superellipsoid, as quadric_solver/shapes/mass.py."""
     a, b = (p + 1) * e2 / 2.0, (q + 1) * e2 / 2.0
     return e1 * e2 * e2 * _beta(a, b) / (a + b) * _beta((s + 1) * e1 / 2.0, (p + q + 2) * e1 / 2.0 + 1.0)
 
@@ -207,7 +207,7 @@ def half_widths(kind, params, hull=None):
 
 
 def bounding_radius(kind, params, hull=None):
-    """Radius of a ball about the frame's origin that holds the shape, as solver/shapes/support.py."""
+    """Radius of a ball about the frame's origin that holds the shape, as quadric_solver/shapes/support.py."""
     p = np.asarray(params, dtype=np.float64)
     if kind == ELLIPSOID:
         return float(p[:3].max())

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.polynomial import Polynomial
 
 from examples.plotting import pyplot, save
-from solver.ropes.model import build_ropes, run_ropes
+from quadric_solver.ropes.model import build_ropes, run_ropes
 
 G = 9.81
 STIFF = dict(radius=0.005, density=1200.0, young_modulus=2e9, shear_modulus=2e9 / 2.8, damping=10.0)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from examples.plotting import pyplot, save
-from solver.ropes.model import build_ropes, run_ropes
+from quadric_solver.ropes.model import build_ropes, run_ropes
 
 
 def catenary_parameter(length, span):

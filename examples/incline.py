@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-import solver
+import quadric_solver as solver
 from examples.plotting import pyplot, save
 
 G = 9.81

@@ -36,7 +36,7 @@ def parse(argv):
     ap.add_argument("--addon-zip", metavar="ZIP", help="install and enable this extension zip first")
     ap.add_argument("--scene", help="scene name (default: the active scene)")
     ap.add_argument("--export-scene", metavar="SCENE.json",
-                    help="also write the solver scene, for `python -m solver run` on another machine")
+                    help="also write the solver scene, for `python -m quadric_solver run` on another machine")
     return before, ap.parse_args(after)
 
 

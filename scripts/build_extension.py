@@ -7,16 +7,16 @@
 Steps: download numba + llvmlite wheels for each platform and each Python that
 Blender ships (cp311 for Blender 4.2-5.0, cp313 for 5.1+) into a cache
 (build/wheels; numpy is never bundled, Blender has its own), stage the package
-(manifest with the wheel list filled in, __init__.py, addon/, solver/, wheels/)
+(manifest with the wheel list filled in, __init__.py, addon/, quadric_solver/, wheels/)
 in build/stage, then run Blender's own extension CLI (blender_ext.py, which runs
 under plain Python) to build with --split-platforms and validate every zip.
 
 The Linux x64 zip also ships a prebuilt numba cache (prebuilt_cache/, see
-solver/precompile.py and addon/runtime.py), so a first Simulate loads the
+quadric_solver/precompile.py and addon/runtime.py), so a first Simulate loads the
 kernels instead of compiling them for minutes. It can only be made on a Linux
 x64 host with Python 3.11 (Blender 4.2 to 5.0's): the solver is imported
-from the staged copy under the package name Blender gives an extension
-installed from a zip, and every scene kind is compiled for numba's generic CPU.
+from the staged copy under its own top-level name, as the add-on imports it
+(addon/solver_package.py), and every scene kind is compiled for numba's generic CPU.
 The result is kept in build/prebuilt-cache per solver source version, so only
 a changed solver compiles again (about ten minutes on two cores).
 --no-prebuilt-cache leaves it out.
@@ -101,7 +101,7 @@ def stage_package(stage: str, wheel_cache: str, wheels: list[str], platforms: li
     os.makedirs(os.path.join(stage, "wheels"))
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".*")
     shutil.copy2(os.path.join(ROOT, "__init__.py"), stage)
-    for pkg in ("addon", "solver"):
+    for pkg in ("addon", "quadric_solver"):
         shutil.copytree(os.path.join(ROOT, pkg), os.path.join(stage, pkg), ignore=ignore)
     for w in wheels:
         src, dst = os.path.join(wheel_cache, w), os.path.join(stage, "wheels", w)
@@ -127,47 +127,48 @@ def replace_toml_list(text: str, key: str, values: list[str]) -> str:
     return new
 
 
-PREBUILT_PACKAGE = "bl_ext.user_default.quadric_dynamics"  # an extension installed from a zip ("Install from Disk")
 PREBUILT_HOST = ("linux", "x86_64", (3, 11))
 
-# Run in a fresh interpreter: import the staged solver as the installed extension's and compile every scene kind.
+# Run in a fresh interpreter: import the staged solver (the add-on imports it under the same top-level name,
+# addon/solver_package.py) and compile every scene kind.
 _PRECOMPILE = """
-import json, sys, types
-package, stage = sys.argv[1], sys.argv[2]
-parts = package.split(".")
-for k in range(1, len(parts) + 1):
-    module = types.ModuleType(".".join(parts[:k]))
-    module.__path__ = [stage] if k == len(parts) else []
-    sys.modules[module.__name__] = module
-precompile = __import__(package + ".solver.precompile", fromlist=["compile_kinds"])
-runtime = __import__(package + ".solver.runtime", fromlist=["source_hash"])
+import json, sys
+stage = sys.argv[1]
+sys.path.insert(0, stage)
+from quadric_solver import precompile, runtime
+kinds = tuple(precompile.KINDS)[::-1] if sys.argv[2] == "reversed" else tuple(precompile.KINDS)
 def progress(kind, count, name):
     print(f"[build] prebuilt cache: {kind}: kernel {count} ({name})", file=sys.stderr, flush=True)
 kernels = []
-compiled = precompile.compile_kinds(progress=progress, kernels=kernels)
+compiled = precompile.compile_kinds(kinds, progress=progress, kernels=kernels)
 with open("kernels.json", "w") as handle:  # what each kernel cost to compile: for the compile-time report
     json.dump(kernels, handle)
-print(json.dumps([precompile.this_process(package + ".solver", runtime.source_hash()), compiled]))
+print(json.dumps([precompile.this_process("quadric_solver", runtime.source_hash()), compiled]))
 """
 
 
 STORE_KEEP = 4  # prebuilt caches kept in the build store: the current solver's and a few recent ones
 
 
-def prebuilt_cache(stage: str, store: str) -> str | None:
+def prebuilt_cache(stage: str, store: str, kernels_from: str | None = None) -> str | None:
     """The folder to ship as prebuilt_cache/ (manifest.json and <source hash>/<package>/), compiled into
-    ``store`` unless already there; None where this host cannot make it."""
+    ``store`` unless already there; None where this host cannot make it.
+
+    With ``kernels_from`` (a NUMBA_CACHE_DIR, root or keyed, that other processes fill with the same sources'
+    generic-CPU kernels: scripts/test's) the kinds are compiled there, last kind first, so that a process compiling
+    them in order beside this one meets it halfway, and the result is copied into the store.
+    """
     sys.path.insert(0, ROOT)
-    from solver.runtime import source_hash
+    from quadric_solver.runtime import source_hash
 
     host = (sys.platform, os.uname().machine if hasattr(os, "uname") else "", sys.version_info[:2])
     if host != PREBUILT_HOST:
         print(f"[build] no prebuilt cache: it is made on {PREBUILT_HOST}, this is {host}", flush=True)
         return None
-    key = source_hash(os.path.join(stage, "solver"))
+    key = source_hash(os.path.join(stage, "quadric_solver"))
     from importlib.metadata import version
 
-    with open(os.path.join(stage, "solver", "precompile.py"), "rb") as handle:  # the recipe: kinds and scenes
+    with open(os.path.join(stage, "quadric_solver", "precompile.py"), "rb") as handle:  # the recipe: kinds and scenes
         recipe = hashlib.sha256(handle.read()).hexdigest()[:8]
     folder = os.path.join(store, f"{key}-{recipe}-numba{version('numba')}")
     if os.path.isfile(os.path.join(folder, "manifest.json")):
@@ -177,15 +178,20 @@ def prebuilt_cache(stage: str, store: str) -> str | None:
     shutil.rmtree(partial, ignore_errors=True)
     os.makedirs(partial)
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
-    env.update(NUMBA_CACHE_DIR=partial, NUMBA_CPU_NAME="generic", PYTHONDONTWRITEBYTECODE="1")
+    env.update(NUMBA_CACHE_DIR=kernels_from or partial, NUMBA_CPU_NAME="generic", PYTHONDONTWRITEBYTECODE="1")
     print(f"[build] compiling the prebuilt cache for solver {key} (once per solver version)", flush=True)
-    result = subprocess.run([sys.executable, "-c", _PRECOMPILE, PREBUILT_PACKAGE, stage], env=env, check=True,
-                            stdout=subprocess.PIPE, text=True, cwd=partial)
+    result = subprocess.run([sys.executable, "-c", _PRECOMPILE, stage, "reversed" if kernels_from else "in order"],
+                            env=env, check=True, stdout=subprocess.PIPE, text=True, cwd=partial)
     fields, compiled = json.loads(result.stdout.strip().splitlines()[-1])
+    if kernels_from:  # the root, or its folder for these sources (quadric_solver/runtime.py: cache_dir)
+        keyed = kernels_from
+        if os.path.basename(os.path.normpath(kernels_from)) != key:
+            keyed = os.path.join(kernels_from, key)
+        shutil.copytree(os.path.join(keyed, fields["package"]), os.path.join(partial, key, fields["package"]))
     if fields["source_hash"] != key or sorted(os.listdir(partial)) != sorted([key, "kernels.json"]):
         raise SystemExit(f"prebuilt cache: expected the solver {key} cached in {partial}, found "
                          f"{fields['source_hash']} and {sorted(os.listdir(partial))}")
-    from solver.precompile import write_manifest
+    from quadric_solver.precompile import write_manifest
 
     write_manifest(partial, fields, compiled)
     try:
@@ -219,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stage", default=os.path.join(ROOT, "build", "stage", "quadric_dynamics"))
     ap.add_argument("--prebuilt-store", default=os.path.join(ROOT, "build", "prebuilt-cache"),
                     help="where prebuilt caches are kept between builds, one folder per solver version")
+    ap.add_argument("--kernels-from", metavar="ROOT",
+                    help="compile the prebuilt cache in this numba cache root, which other processes fill with the "
+                         "same generic-CPU kernels (scripts/test), and copy it from there")
     ap.add_argument("--no-prebuilt-cache", action="store_true",
                     help="leave the prebuilt numba cache out of the Linux x64 zip")
     args = ap.parse_args(argv)
@@ -242,7 +251,7 @@ def build_group(cli: str, platforms: list[str], stage: str, args, with_prebuilt:
         wheels += download_wheels(platform, args.wheel_cache)
     stage_package(stage, args.wheel_cache, wheels, platforms)
     if with_prebuilt:
-        folder = prebuilt_cache(stage, args.prebuilt_store)
+        folder = prebuilt_cache(stage, args.prebuilt_store, args.kernels_from)
         if folder is not None:
             shutil.copytree(folder, os.path.join(stage, "prebuilt_cache"),
                             ignore=shutil.ignore_patterns("kernels.json"))

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-import solver  # noqa: E402
+import quadric_solver as solver  # noqa: E402
 
 
 def plot(recording, path):

@@ -4,7 +4,7 @@ quaternions, rope point lists and the closed forms more than one test compares w
     from tests.helpers import ROOT, axis_angle, line, quat_mul, quat_to_matrix, rotate
 
 (pytest puts the repository root on sys.path: pythonpath in pyproject.toml). Quaternions are (w, x, y, z):
-products, matrices and rotations are the solver's numpy ones (solver/rotations.py, checked against closed
+products, matrices and rotations are the solver's numpy ones (quadric_solver/rotations.py, checked against closed
 forms in tests/solver/test_rotations.py); axis_angle builds them from their definition.
 """
 import math
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from solver.rotations import mul as quat_mul, rotate, to_matrix as quat_to_matrix  # noqa: F401 (re-exported)
+from quadric_solver.rotations import mul as quat_mul, rotate, to_matrix as quat_to_matrix  # noqa: F401 (re-exported)
 
 ROOT = Path(__file__).resolve().parents[1]
 

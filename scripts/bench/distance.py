@@ -32,13 +32,13 @@ import time
 
 import numpy as np
 
-import solver
-from solver.collision.box_box import box_box_distance
-from solver.collision.convex_distance import EPA, contact_distance, signed_distance
-from solver.collision.smooth_contact import smooth_contact_distance
-from solver.shapes.support import BOX
-from solver.math3d import quat_to_matrix_np
-from solver.shapes import encode_shapes
+import quadric_solver as solver
+from quadric_solver.collision.box_box import box_box_distance
+from quadric_solver.collision.convex_distance import EPA, contact_distance, signed_distance
+from quadric_solver.collision.smooth_contact import smooth_contact_distance
+from quadric_solver.shapes.support import BOX
+from quadric_solver.math3d import quat_to_matrix_np
+from quadric_solver.shapes import encode_shapes
 from tests.solver.shapes import distance_reference as reference
 
 

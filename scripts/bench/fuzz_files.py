@@ -5,7 +5,7 @@
 
 Each example is a small scene (bodies, ropes, a plane, a box and a tube) or a short recording of it, mutated
 1 to 3 times by tests/solver/file_mutations.py (the fuzz test's mutations, here driven by a seeded random
-generator), written to a file and loaded; a scene is then built into a Simulation, as `python -m solver run`
+generator), written to a file and loaded; a scene is then built into a Simulation, as `python -m quadric_solver run`
 does. Outcomes are counted by exception type. An escape is an exception other than ValueError (the documented
 type; SceneFileError is one); "unclear" counts ValueErrors that name neither the file nor a body, rope or
 collider. Uses only the public API, so it also measures older versions of the solver.

@@ -37,13 +37,13 @@ import time
 import numpy as np
 from numba import njit
 
-import solver
+import quadric_solver as solver
 from scripts.bench import shapes as shapes_bench
 from scripts.bench.pile import DT, threading_layer_record
-from solver.collision import driver, patches
-from solver.collision.convex_distance import PENETRATION
-from solver.collision.narrowphase import boxes_overlap, minimise_width_gap_supports, sym_at
-from solver.step import PAIRS, broad_phase, forces
+from quadric_solver.collision import driver, patches
+from quadric_solver.collision.convex_distance import PENETRATION
+from quadric_solver.collision.narrowphase import boxes_overlap, minimise_width_gap_supports, sym_at
+from quadric_solver.step import PAIRS, broad_phase, forces
 
 FAMILIES = ("ellipsoid", "box", "superellipsoid", "hull")
 # the stage of the pair loop that settles a candidate pair, in the loop's order

@@ -84,7 +84,7 @@ def summary(positions: np.ndarray) -> dict:
 # ------------------------------------------------------------------------------------------------------ ours
 
 def build_ours(n: int, seed: int):
-    import solver
+    import quadric_solver as solver
 
     scene = solver.Scene()
     scene.add_plane(material=solver.Material(friction=FRICTION, restitution=0.0), name="Ground")
@@ -117,7 +117,7 @@ def _bake_ours(recording, folder: str) -> dict:
 
 
 def run_ours(n: int, frames: int, seed: int, integrator: str, substeps: int, bake: str | None = None) -> dict:
-    import solver
+    import quadric_solver as solver
 
     warm = solver.Simulation(build_ours(10, seed), integrator=integrator)
     start = time.perf_counter()
@@ -156,7 +156,7 @@ def cloth_summary(positions: np.ndarray) -> dict:
 
 
 def build_cloth_ours(side: int):
-    import solver
+    import quadric_solver as solver
 
     vertices, edges, quads = cloth_grid(side)
     shear = np.concatenate([quads[:, [0, 2]], quads[:, [1, 3]]])  # the quads' diagonals, as Blender's shear springs
@@ -170,7 +170,7 @@ def build_cloth_ours(side: int):
 
 
 def run_cloth_ours(side: int, frames: int, substeps: int) -> dict:
-    import solver
+    import quadric_solver as solver
 
     warm = solver.Simulation(build_cloth_ours(4))
     start = time.perf_counter()

@@ -29,10 +29,10 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=2)
     args = parser.parse_args(argv)
 
-    import solver
-    from solver.collision.convex_distance import EPA, MPR, PENETRATION, SGJK, contact_distance
-    from solver.math3d import quat_to_matrix
-    from solver.shapes import encode_shapes
+    import quadric_solver as solver
+    from quadric_solver.collision.convex_distance import EPA, MPR, PENETRATION, SGJK, contact_distance
+    from quadric_solver.math3d import quat_to_matrix
+    from quadric_solver.shapes import encode_shapes
 
     rng = np.random.default_rng(args.seed)
     shapes = [solver.Box((0.3, 0.2, 0.1)), solver.Superellipsoid((0.2, 0.15, 0.1), (0.4, 0.4)),

@@ -223,7 +223,7 @@ def run_mujoco(pile: dict, steps: int) -> dict:
 
 
 def build_our_scene(pile: dict):
-    import solver
+    import quadric_solver as solver
 
     scene = solver.Scene(gravity=(0.0, 0.0, -GRAVITY))
     mat = solver.Material(friction=FRICTION, rolling_friction=0.0, spinning_friction=0.0, restitution=0.0)
@@ -243,7 +243,7 @@ def build_our_scene(pile: dict):
 
 def warm_up_ours() -> None:
     """Compile every kernel on a tiny pile so that timing excludes compilation."""
-    import solver
+    import quadric_solver as solver
 
     sim = solver.Simulation(build_our_scene(make_pile(8, seed=12345)), dt=DT)
     sim.step(n=1)
@@ -252,8 +252,8 @@ def warm_up_ours() -> None:
 
 def run_ours(pile: dict, steps: int, steps_per_call: int = 1) -> dict:
     """Time sim.step; statistics are read after every call (every step by default, like MuJoCo's)."""
-    import solver
-    from solver.parallel import break_even_items
+    import quadric_solver as solver
+    from quadric_solver.parallel import break_even_items
 
     warm_up_ours()
     scene = build_our_scene(pile)
@@ -346,7 +346,7 @@ def run_ours_on_layer(layer: str, args, tbb_lib) -> dict:
 def probe_first_step(n: int, seed: int) -> dict:
     """Run in a fresh interpreter: wall time from before `import solver` to the end of step one."""
     t0, c0 = time.perf_counter(), time.process_time()
-    import solver
+    import quadric_solver as solver
 
     t1 = time.perf_counter()
     pile = make_pile(n, seed)
@@ -484,9 +484,9 @@ def main(argv=None) -> None:
         ap.error(f"unknown engine(s): {sorted(unknown)}")
     if "ours" in engines:
         try:
-            import solver  # noqa: F401
+            import quadric_solver  # noqa: F401
         except ImportError:
-            sys.exit("cannot import solver: run from the repository root as `python -m scripts.bench.pile`")
+            sys.exit("cannot import quadric_solver: run from the repository root as `python -m scripts.bench.pile`")
 
     steps = max(1, int(round(args.seconds / DT)))
     if args.threading_layer:

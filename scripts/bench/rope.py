@@ -20,9 +20,9 @@ import time
 
 import numpy as np
 
-import solver
+import quadric_solver as solver
 from scripts.bench.pile import threading_layer_record
-from solver.ropes.model import build_ropes, max_length_error, run_ropes
+from quadric_solver.ropes.model import build_ropes, max_length_error, run_ropes
 
 G = 9.81
 

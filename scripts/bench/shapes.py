@@ -125,7 +125,7 @@ def run_mujoco(scene: dict, steps: int) -> dict:
 
 
 def our_scene(scene: dict):
-    import solver
+    import quadric_solver as solver
 
     out = solver.Scene(gravity=(0.0, 0.0, -GRAVITY))
     material = solver.Material(friction=FRICTION)
@@ -144,7 +144,7 @@ def our_scene(scene: dict):
 
 
 def run_ours(scene: dict, steps: int, penetration: str = "epa", contact_reuse: float | None = None) -> dict:
-    import solver
+    import quadric_solver as solver
 
     settings = dict(penetration=penetration)
     if contact_reuse is not None:
@@ -175,7 +175,7 @@ def run_ours(scene: dict, steps: int, penetration: str = "epa", contact_reuse: f
 def _default(name):
     import inspect
 
-    import solver
+    import quadric_solver as solver
 
     return inspect.signature(solver.Simulation).parameters[name].default
 

@@ -77,6 +77,24 @@ def scenario_install(out, zip_path):
                 extension_dir=str(__import__("pathlib").Path(importlib.import_module(PKG).__file__).parent))
 
 
+def scenario_solver_package(out):
+    """Where the enabled add-on's quadric_solver comes from; whether disabling forgets it; and which copy enabling
+    again registers after this checkout's copy (the repository root is on sys.path) was imported."""
+    import addon_utils
+
+    res = dict(extension_dir=os.path.dirname(importlib.import_module(PKG).__file__),
+               enabled=sys.modules["quadric_solver"].__file__,
+               job_module=mod("job").CompileWatcher.__module__)
+    addon_utils.disable(PKG, default_set=True)
+    res["left_after_disable"] = sorted(m for m in sys.modules if m.split(".")[0] == "quadric_solver")
+    import quadric_solver as other
+
+    res["other"] = other.__file__
+    enable()
+    res["enabled_again"] = sys.modules["quadric_solver"].__file__
+    return res
+
+
 class CheckingLayout:
     """Stands in for UILayout (panels cannot draw without a window): checks every property and
     operator a panel names exists, and records what it would show."""
@@ -668,7 +686,7 @@ def scenario_materials(out):
 
     solver = mod("runtime").get_solver()
     conv = mod("convert").build_scene(solver, bpy.context)
-    model = importlib.import_module(f"{PKG}.solver.model").build_model(conv.scene)
+    model = importlib.import_module("quadric_solver.model").build_model(conv.scene)
 
     def material(index):
         return dict(friction=model.material_friction[index], rolling_friction=model.material_rolling[index],
@@ -756,14 +774,14 @@ def build_overlap_scene():
 
 
 # the solver's modules that never import numba (the add-on's checks use them before anything compiles)
-NUMPY_ONLY = (".solver.rotations", ".solver.mesh", ".solver.validate", ".solver.particles",
-              ".solver.particles.groups", ".solver.precompile")
+NUMPY_ONLY = ("quadric_solver.rotations", "quadric_solver.mesh", "quadric_solver.validate",
+              "quadric_solver.particles", "quadric_solver.particles.groups", "quadric_solver.precompile")
 
 
 def kernel_modules():
     """numba and the solver's modules that import it (anything of the solver but its package and NUMPY_ONLY)."""
     return sorted(m for m in sys.modules if m == "numba" or m.startswith("numba.")
-                  or (".solver." in m and not m.endswith(NUMPY_ONLY)))
+                  or (m.startswith("quadric_solver.") and m not in NUMPY_ONLY))
 
 
 def body_centres(names):
@@ -2459,7 +2477,7 @@ def scenario_simulate_control(out):
     job = ops.prepare_job(ctx)
     job.state = 'RUNNING'
     res["describe_starting"] = job.describe()
-    job._on_kernel(37, "solver.collision.gjk.support")
+    job._on_kernel(37, "collision.gjk.support")
     res["describe_compiling"] = job.describe()
     op, reports = operator_for(job)
     ops.active_job = job

@@ -2,22 +2,21 @@
 
     python -m tests.addon.checkout_kernels [--marks DIR] [KIND...]      (from the repository root)
 
-KIND is one of solver.precompile.KINDS (the same tiny scenes that fill the extension's prebuilt cache; all of
+KIND is one of quadric_solver.precompile.KINDS (the same tiny scenes that fill the extension's prebuilt cache; all of
 them, in ORDER, by default); each is stepped once, which compiles (or loads) what every scene of that kind runs,
 then its name is printed and, with --marks, an empty file of that name made in DIR (scripts/test: the add-on's
 tests, in another process, wait for them; conftest.py's KernelsElsewhere).
 
-The add-on tests need two copies of the solver compiled: the installed extension's, which the build compiles into
-the zip's prebuilt cache (generic CPU, under the extension's package name), and this checkout's for
-`python -m solver run`, which the tests in tests/solver then reuse. numba records the classes in the kernels'
-signatures by module name, so the two copies cannot share one cache. Each takes minutes on one core; conftest.py
-runs this beside the build, or scripts/test beside the add-on's tests.
+Under scripts/test this compiles, for numba's generic CPU, the kernels the zip's prebuilt cache ships (the add-on
+imports the solver as ``quadric_solver`` too), into the cache folder the build compiles them in from the last kind
+(build_extension.py --kernels-from): the two meet halfway, each loading what the other cached. It takes minutes on
+one core; conftest.py runs this beside the build, or scripts/test beside the add-on's tests.
 """
 import argparse
 import os
 import sys
 
-from solver.precompile import KINDS, simulations
+from quadric_solver.precompile import KINDS, simulations
 
 ORDER = ("ellipsoids", "ropes", "ellipsoids_particles", "ropes_particles", "particles", "shapes", "shapes_particles",
          "mesh_particles")

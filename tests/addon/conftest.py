@@ -7,11 +7,11 @@ wiped and re-installed whenever the built zip's contents change.
 
 The zip ships the installed solver's kernels precompiled (scripts/build_extension.py; kept in
 build/prebuilt-cache per solver version, several minutes on one core when the solver changed), so the
-scenarios compile nothing. This checkout's copy (`python -m solver run` here, and the tests in tests/solver
-after these) is cached apart and takes as long again: `checkout_kernels` compiles it on the other core while the
-zip is built (checkout_kernels.py), and the add-on tests hand the next tests a warm cache. scripts/test runs
-these tests beside all the others instead, and that process compiles this checkout's copy
-(QUADRIC_KERNELS_MARKS: KernelsElsewhere).
+scenarios compile nothing. This checkout's kernels (`python -m quadric_solver run` here, and the tests in
+tests/solver after these) compile on the other core while the zip is built (checkout_kernels.py). Under
+scripts/test (generic CPU, NUMBA_CACHE_DIR set) both are one cache: the build compiles in the same folder from
+the last scene kind and checkout_kernels from the first. scripts/test runs these tests beside all the others,
+and that process compiles the checkout's kernels (QUADRIC_KERNELS_MARKS: KernelsElsewhere).
 """
 import hashlib
 import importlib.metadata
@@ -45,8 +45,11 @@ def _package_digest(zip_path):
 @pytest.fixture(scope="session")
 def extension_zip(checkout_kernels):  # started first, so the two one-core compiles run side by side
     out = ROOT / "build" / "test-dist"
+    shared = []  # this process's kernels are the prebuilt cache's (scripts/test): compile them once, for both
+    if os.environ.get("NUMBA_CPU_NAME") == "generic" and os.environ.get("NUMBA_CACHE_DIR"):
+        shared = ["--kernels-from", os.environ["NUMBA_CACHE_DIR"]]
     subprocess.run([PYTHON, str(ROOT / "scripts" / "build_extension.py"), "--platforms", "linux-x64",
-                    "--output", str(out)], check=True, cwd=ROOT)
+                    "--output", str(out), *shared], check=True, cwd=ROOT)
     zips = sorted(out.glob("quadric_dynamics-*-linux_x64.zip"))
     assert len(zips) == 1, zips
     return zips[0]
@@ -70,7 +73,8 @@ def blender_env(user_dir):
     env = dict(os.environ)
     env["HOME"] = str(user_dir / "home")
     env["BLENDER_USER_RESOURCES"] = str(user_dir / "resources")
-    env.pop("NUMBA_CACHE_DIR", None)  # the add-on chooses its own cache folder
+    for name in ("NUMBA_CACHE_DIR", *NUMBA_TARGET):  # the add-on chooses its own cache folder and CPU target
+        env.pop(name, None)
     env.pop("NUMBA_THREADING_LAYER_PRIORITY", None)  # set by the solver imported here; the add-on chooses again
     return env
 
@@ -131,7 +135,7 @@ def scenario(installed, tmp_path_factory):
 class CheckoutKernels:
     """This checkout's solver kernels compiling into numba's cache in a background process (checkout_kernels.py).
 
-    Its cache folder is the one `python -m solver` and the solver tests use (the environment is this process's);
+    Its cache folder is the one `python -m quadric_solver` and the solver tests use (the environment is this process's);
     one thread, so that it takes one core and no more from a Blender scenario that simulates meanwhile.
     """
 
@@ -207,8 +211,8 @@ _CHECKOUT_KERNELS = pytest.StashKey[CheckoutKernels]()
 def checkout_kernels(request, tmp_path_factory):
     """Compiles this checkout's kernels beside the zip build, which compiles the installed copy's (see the top).
 
-    The kernels for bodies come first: `python -m solver run` in test_operators.py needs them. The others (ropes,
-    particles and their mixes) only where tests outside tests/addon follow in this session.
+    The kernels for bodies come first: `python -m quadric_solver run` in test_operators.py needs them. The others
+    (ropes, particles and their mixes) only where tests outside tests/addon follow in this session.
     """
     from tests.addon.checkout_kernels import ORDER
 

@@ -1,7 +1,7 @@
 """The add-on's plain-numpy modules (shapes.py, fitting.py, overlaps.py), loaded by path: importing the addon
 package would import bpy. They sit in a stand-in package (addon/ without its __init__.py) inside a stand-in of
-the extension's package (the repository root), so their relative imports of each other and of the solver's
-numpy modules (``..solver.mesh``) work."""
+the extension's package (the repository root), so their relative imports of each other work; the solver's numpy
+modules (``quadric_solver.mesh``) are this checkout's."""
 import importlib
 import sys
 import types

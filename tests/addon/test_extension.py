@@ -34,7 +34,7 @@ def test_linux_zip_holds_package_and_wheels_for_both_pythons(extension_zip):
     with zipfile.ZipFile(extension_zip) as zf:
         names = set(zf.namelist())
         manifest = tomllib.loads(zf.read("blender_manifest.toml").decode())
-    assert {"__init__.py", "addon/__init__.py", "solver/__init__.py", "blender_manifest.toml"} <= names
+    assert {"__init__.py", "addon/__init__.py", "quadric_solver/__init__.py", "blender_manifest.toml"} <= names
     wheels = [n for n in names if n.endswith(".whl")]
     for pkg in ("numba", "llvmlite"):
         for tag in ("cp311", "cp313"):
@@ -56,3 +56,15 @@ def test_installs_and_caches_numba_in_the_extension_user_folder(installed):
     user_dir = Path(report["extension_user_dir"])
     assert Path(env["BLENDER_USER_RESOURCES"]) in user_dir.parents
     assert Path(report["numba_cache"]).parent == user_dir
+
+
+def test_the_add_on_runs_its_own_solver_as_the_top_level_quadric_solver(scenario):
+    """The extension's copy is registered as ``quadric_solver`` (the name the prebuilt cache was compiled under),
+    forgotten when the add-on is disabled, and registered again in place of another copy when enabled."""
+    res = scenario("solver_package")
+    ours = Path(res["extension_dir"]) / "quadric_solver" / "__init__.py"
+    assert Path(res["enabled"]) == ours
+    assert res["job_module"] == "quadric_solver.precompile"
+    assert res["left_after_disable"] == []
+    assert Path(res["other"]) == ROOT / "quadric_solver" / "__init__.py"
+    assert Path(res["enabled_again"]) == ours

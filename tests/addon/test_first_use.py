@@ -64,10 +64,10 @@ def never_cached():
     """The solver's functions numba compiles in every process: those with an object-mode block (numba cannot cache
     them), as 'module.function' the way the job names them."""
     names = set()
-    for path in (ROOT / "solver").rglob("*.py"):
+    for path in (ROOT / "quadric_solver").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef) and "objmode" in ast.unparse(node):
-                module = ".".join(path.relative_to(ROOT / "solver").with_suffix("").parts)
+                module = ".".join(path.relative_to(ROOT / "quadric_solver").with_suffix("").parts)
                 names.add(f"{module}.{node.name}")
     return names
 

@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-import solver
+import quadric_solver as solver
 from tests.addon.numpy_modules import load
 from tests.helpers import ROOT
 

@@ -254,9 +254,9 @@ def test_export_scene_run_elsewhere_and_import_recording(baked, scenario, checko
     assert scenario("export", baked["blend"], scene_json)["result"] == ["FINISHED"]
     rec = tmp_path / "rec.npz"
     checkout_kernels.wait_for("ellipsoids")  # so the run loads them from numba's cache rather than compiling them again
-    proc = subprocess.run([sys.executable, "-m", "solver", "run", str(scene_json), "-o", str(rec), "--frames", "40",
-                           "--fps", "24", "--substeps", "8", "--quiet"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=900)
+    proc = subprocess.run([sys.executable, "-m", "quadric_solver", "run", str(scene_json), "-o", str(rec),
+                           "--frames", "40", "--fps", "24", "--substeps", "8", "--quiet"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
     imported = scenario("import", baked["blend"], rec, *baked["originals"].keys())
     assert imported["result"] == ["FINISHED"]

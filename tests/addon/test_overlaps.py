@@ -10,7 +10,7 @@ from tests.addon.numpy_modules import load
 ov = load("overlaps")
 
 # The solver's narrow phase stops after a full Newton step under 3e-4 rad, which leaves its normal within
-# 3e-7 of the true one (solver/collision/narrowphase.py); ours stops under NEWTON_CONVERGED_STEP = 1e-6, so
+# 3e-7 of the true one (quadric_solver/collision/narrowphase.py); ours stops under NEWTON_CONVERGED_STEP = 1e-6, so
 # within about 1e-12. Where the width gap is minimal its slope is zero, so a normal off by an angle t changes
 # the depth by about H t^2 / 2, H the gap's curvature on the sphere, at most a_max^2 / a_min for each body
 # plus the centre distance; to that adds the round-off of the gap itself (a few eps of its terms).
@@ -29,7 +29,7 @@ def random_rotations(rng, count):
 
 
 def quaternion_of(matrix):
-    from solver.rotations import from_matrix
+    from quadric_solver.rotations import from_matrix
 
     return tuple(from_matrix(matrix))
 
@@ -70,7 +70,7 @@ def test_two_spheres_and_aligned_ellipsoids_closed_form():
 
 
 def test_pair_depths_match_the_solvers_narrow_phase(random_pairs):
-    from solver.collision import narrowphase
+    from quadric_solver.collision import narrowphase
 
     data = random_pairs
     count = len(data["ca"])
@@ -97,7 +97,7 @@ def test_pair_depths_match_the_solvers_narrow_phase(random_pairs):
 
 
 def test_tube_depths_match_the_solvers_narrow_phase():
-    from solver.collision import narrowphase
+    from quadric_solver.collision import narrowphase
 
     rng = np.random.default_rng(8)
     count = 2000
@@ -131,14 +131,14 @@ def test_tube_depths_match_the_solvers_narrow_phase():
 
 
 def test_overlap_tolerance_is_the_solvers():
-    import solver
+    import quadric_solver as solver
 
     default = inspect.signature(solver.Simulation).parameters["overlap_tolerance"].default
     assert ov.OVERLAP_TOLERANCE == default
 
 
 def _scene_with(bodies, planes=(), boxes=(), tubes=()):
-    import solver
+    import quadric_solver as solver
 
     scene = solver.Scene()
     for k, (center, rot, semi, fixed) in enumerate(bodies):
@@ -154,7 +154,7 @@ def _scene_with(bodies, planes=(), boxes=(), tubes=()):
 
 
 def _solver_refuses(scene):
-    import solver
+    import quadric_solver as solver
 
     try:
         solver.Simulation(scene)
@@ -379,7 +379,7 @@ def test_mesh_triangles_keep_the_triangles_with_area_and_their_front_normals():
             directions.setdefault((min(p, q), max(p, q)), []).append(p < q)
     flipped = sum(1 for runs in directions.values() if len(runs) == 2 and runs[0] == runs[1])
     assert flipped > 10
-    from solver.mesh import mesh_topology
+    from quadric_solver.mesh import mesh_topology
     assert mesh_topology(vertices, triangles).flipped_edges == flipped
 
 

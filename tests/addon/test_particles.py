@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-import solver
+import quadric_solver as solver
 from tests.helpers import quat_to_matrix
 
 F32 = 2.0 ** -23

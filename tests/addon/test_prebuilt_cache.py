@@ -2,17 +2,17 @@
 this process, copied once into the user's cache folder, and otherwise left alone (the solver then compiles).
 
 addon/runtime.py is loaded without Blender (tests/addon/numpy_modules.py); the solver it checks against is this
-checkout's, imported there as ``quadric_numpy.solver``.
+checkout's ``quadric_solver``.
 """
 import json
 import os
 
 import pytest
 
-from tests.addon.numpy_modules import PACKAGE, load
+from tests.addon.numpy_modules import load
 
 runtime = load("runtime")
-SOLVER = f"{PACKAGE}.solver"
+SOLVER = "quadric_solver"
 
 
 @pytest.fixture

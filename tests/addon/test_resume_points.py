@@ -104,7 +104,7 @@ def _writer(target, run):
 def test_a_written_run_names_its_files_and_replaces_an_earlier_runs(tmp_path):
     import json
 
-    from solver.recording import Recording
+    from quadric_solver.recording import Recording
 
     target = tmp_path / "resume-x"
     target.mkdir()

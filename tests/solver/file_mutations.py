@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-import solver
+import quadric_solver as solver
 from tests.helpers import line
 
 HOSTILE = [math.nan, math.inf, -math.inf, 1e308, -1e308, 1e-320, 0, -1, 1, 999, -999, 10 ** 400, 0.5, "", "nope",
@@ -212,7 +212,7 @@ def outcome(action, path) -> tuple:
 
 
 def load_scene_and_build(path):
-    """What `python -m solver run` does with a scene file before simulating."""
+    """What `python -m quadric_solver run` does with a scene file before simulating."""
     solver.Simulation(solver.Scene.load(path))
 
 

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-import solver
+import quadric_solver as solver
 from examples import pile
-from solver.math3d import quat_to_matrix_np
+from quadric_solver.math3d import quat_to_matrix_np
 from tests.helpers import axis_angle
 
 G = 9.81

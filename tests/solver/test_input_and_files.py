@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-import solver
+import quadric_solver as solver
 from examples.pile import build_pile
 from tests.helpers import ROOT, line
 
@@ -141,7 +141,7 @@ def test_cli_runs_a_saved_scene(tmp_path):
     scene_path = tmp_path / "scene.json"
     demo_scene().save(scene_path)
     out = tmp_path / "rec.npz"
-    result = subprocess.run([sys.executable, "-m", "solver", "run", str(scene_path), "-o", str(out),
+    result = subprocess.run([sys.executable, "-m", "quadric_solver", "run", str(scene_path), "-o", str(out),
                              "--frames", "12", "--fps", "24", "--substeps", "5"],
                             cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
@@ -150,7 +150,7 @@ def test_cli_runs_a_saved_scene(tmp_path):
     assert recording.body_poses.shape == (12, 3, 7)
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "something else"}')
-    result = subprocess.run([sys.executable, "-m", "solver", "run", str(bad), "-o", str(out)],
+    result = subprocess.run([sys.executable, "-m", "quadric_solver", "run", str(bad), "-o", str(out)],
                             cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 2 and "not a Quadric Dynamics scene" in result.stderr
 
@@ -160,7 +160,7 @@ def test_cli_threads_option_reaches_the_solver(tmp_path):
     scene_path = tmp_path / "pile.json"
     build_pile(60).save(scene_path)
     out = tmp_path / "rec.npz"
-    result = subprocess.run([sys.executable, "-m", "solver", "run", str(scene_path), "-o", str(out), "--quiet",
+    result = subprocess.run([sys.executable, "-m", "quadric_solver", "run", str(scene_path), "-o", str(out), "--quiet",
                              "--frames", "12", "--fps", "24", "--substeps", "5", "--threads", "3"],
                             cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
@@ -170,7 +170,7 @@ def test_cli_threads_option_reaches_the_solver(tmp_path):
     # last bits (contraction), and the solver rows' single-precision rounding can turn such a difference
     # into 1e-7 after a dozen frames of a pile (seen with a cold cache).
     api = tmp_path / "api.npz"
-    script = (f"import numpy as np, solver\n"
+    script = (f"import numpy as np, quadric_solver as solver\n"
               f"scene = solver.Scene.load({str(scene_path)!r})\n"
               f"runs = [solver.Simulation(scene, threads=t).run(frames=12, fps=24, substeps=5).body_poses"
               f" for t in (3, 1)]\n"
@@ -182,7 +182,7 @@ def test_cli_threads_option_reaches_the_solver(tmp_path):
     # centimetres here
     np.testing.assert_allclose(cli, same, rtol=0, atol=1e-9)
     assert np.abs(cli - other).max() > 1e-3  # so the agreement above says something
-    result = subprocess.run([sys.executable, "-m", "solver", "run", str(scene_path), "-o", str(out),
+    result = subprocess.run([sys.executable, "-m", "quadric_solver", "run", str(scene_path), "-o", str(out),
                              "--threads", "0"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 2 and "threads" in result.stderr
 
@@ -220,7 +220,7 @@ def test_renamed_sweep_keywords_warn_and_still_apply():
 
 
 def test_bad_scene_and_run_arguments_name_the_argument():
-    with pytest.raises(ValueError, match="^Simulation: scene must be a solver.Scene, got dict$"):
+    with pytest.raises(ValueError, match="^Simulation: scene must be a quadric_solver.Scene, got dict$"):
         solver.Simulation(demo_scene().to_dict())
     sim = solver.Simulation(demo_scene())
     with pytest.raises(ValueError, match=r"^run: fps must be a number, got 'fast'$"):
@@ -236,7 +236,7 @@ def test_bad_scene_and_run_arguments_name_the_argument():
         scene.add_ellipsoid((1e10, 1e10, 1e10), mass=1e300, name="Big")
     with pytest.raises(ValueError, match=r"^set_kinematic_track: body 4 is out of range: expected a body index"):
         scene.set_kinematic_track(4, [0.0], [[0, 0, 0, 1, 0, 0, 0]])
-    with pytest.raises(ValueError, match=r"^plane 'Floor': material must be a solver.Material, got str$"):
+    with pytest.raises(ValueError, match=r"^plane 'Floor': material must be a quadric_solver.Material, got str$"):
         scene.add_plane(material="rubber", name="Floor")
     assert scene.bodies == [] and scene.planes == []
 
@@ -329,7 +329,7 @@ def test_older_scene_files_load_with_defaults(tmp_path):
 
 
 def test_readme_quotes_only_error_messages_the_solver_produces(tmp_path, monkeypatch):
-    """Every file error the README and solver/validate.py quote (`scene.json: ...`) is produced here, word for word."""
+    """Every file error the README and quadric_solver/validate.py quote (`scene.json: ...`) is produced here, word for word."""
     monkeypatch.chdir(tmp_path)  # so the file is named as the README names it
     produced = set()
     for change in (lambda document: document["bodies"].insert(3, dict(document["bodies"][0], position="abc")),):
@@ -337,7 +337,7 @@ def test_readme_quotes_only_error_messages_the_solver_produces(tmp_path, monkeyp
         with pytest.raises(solver.SceneFileError) as error:
             solver.Scene.load("scene.json")
         produced.add(str(error.value))
-    for document in ("README.md", "solver/validate.py"):
+    for document in ("README.md", "quadric_solver/validate.py"):
         quoted = re.findall(r"`(scene\.json: [^`]+)`", (ROOT / document).read_text())
         assert quoted and set(quoted) <= produced, (document, quoted, produced)
 
@@ -491,8 +491,8 @@ def test_an_interrupted_recording_save_leaves_the_old_file_whole(recorded, tmp_p
 
 # ------------------------------------------------------------------------------------ the CLI
 def run_cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "solver", *map(str, args)], cwd=cwd, capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run([sys.executable, "-m", "quadric_solver", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
 
 
 @pytest.mark.parametrize("args, words", [

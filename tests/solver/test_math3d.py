@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from solver.math3d import quat_mul, rotate_by_rotation_vector
+from quadric_solver.math3d import quat_mul, rotate_by_rotation_vector
 
 
 def test_exponential_map_is_the_closed_form_rotation_on_both_sides_of_its_series_branch():
@@ -29,8 +29,8 @@ def test_rotation_sink_is_the_second_order_swing_of_a_spinning_ellipsoid_support
     for h, the sink is what the height gains beyond its first-order rate:
     f(t + w h) - f(t) - w h f'(t), exact for a constant spin.
     """
-    from solver.contact.push_sweeps import _rotation_sink
-    from solver.math3d import quat_to_matrix_np
+    from quadric_solver.contact.push_sweeps import _rotation_sink
+    from quadric_solver.math3d import quat_to_matrix_np
 
     a, b, h = 0.05, 0.02, 1.0 / 240.0
 

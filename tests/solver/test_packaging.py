@@ -1,4 +1,5 @@
-"""pip installs the whole solver: every folder of solver/ with Python files is a package pyproject.toml includes."""
+"""pip installs the whole solver: every folder of quadric_solver/ with Python files is a package pyproject.toml
+includes."""
 import os
 import tomllib
 
@@ -12,7 +13,7 @@ def test_pyproject_packages_cover_every_solver_subpackage():
     include = config["tool"]["setuptools"]["packages"]["find"]["include"]
     packaged = set(find_packages(where=str(ROOT), include=include))
     folders = {os.path.relpath(folder, ROOT).replace(os.sep, ".")
-               for folder, dirs, files in os.walk(ROOT / "solver")
+               for folder, dirs, files in os.walk(ROOT / "quadric_solver")
                if "__pycache__" not in folder and any(name.endswith(".py") for name in files)}
-    assert {"solver", "solver.collision", "solver.contact", "solver.ropes"} <= folders
+    assert {"quadric_solver", "quadric_solver.collision", "quadric_solver.contact", "quadric_solver.ropes"} <= folders
     assert folders == packaged

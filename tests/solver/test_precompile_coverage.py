@@ -1,6 +1,6 @@
-"""The precompiled kinds (solver/precompile.py) cover every scene a user can make, not just themselves.
+"""The precompiled kinds (quadric_solver/precompile.py) cover every scene a user can make, not just themselves.
 
-The prebuilt cache in the extension and ``python -m solver compile`` compile one tiny scene per kind. numba compiles a
+The prebuilt cache in the extension and ``python -m quadric_solver compile`` compile one tiny scene per kind. numba compiles a
 kernel again for each set of argument types, and the types follow what a scene holds (None where it lacks a part), so
 a composition the kinds miss would compile for minutes on its first run. Each scene below mixes the parts in a way
 no kind does; after the kinds have run in the same process, running it must compile nothing.
@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # In a fresh process: every kind first (loaded from the cache, or compiled where it is cold), then each scene
 # under a CompileWatcher, which counts compiles and not cache loads.
 OTHER_SCENES = textwrap.dedent("""
-    import json, numpy as np, solver
-    from solver.precompile import CompileWatcher, compile_kinds, scene_of
+    import json, numpy as np, quadric_solver as solver
+    from quadric_solver.precompile import CompileWatcher, compile_kinds, scene_of
 
     def rope(scene, attach_to=None):  # ropes touch ellipsoids only (other shapes are refused beside them)
         points = np.stack([np.linspace(0.0, 0.4, 6), np.zeros(6), np.full(6, 0.8)], axis=1)

@@ -1,10 +1,10 @@
-"""solver/rotations.py (numpy quaternions for set-up code and the add-on) against closed forms."""
+"""quadric_solver/rotations.py (numpy quaternions for set-up code and the add-on) against closed forms."""
 import math
 
 import numpy as np
 import pytest
 
-from solver import rotations
+from quadric_solver import rotations
 from tests.helpers import axis_angle
 
 EPS = 8 * np.finfo(float).eps

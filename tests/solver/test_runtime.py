@@ -1,4 +1,4 @@
-"""numba's settings chosen by solver/runtime.py: the threading layer and the source-keyed cache folder.
+"""numba's settings chosen by quadric_solver/runtime.py: the threading layer and the source-keyed cache folder.
 
 Each case runs a fresh interpreter, since numba fixes both settings once per process.
 """
@@ -17,7 +17,7 @@ from tests.helpers import ROOT
 
 # a fresh process: import solver, step a one-body scene (parallel kernels run), print the layer it reports
 STEP_ONE_BODY = textwrap.dedent("""
-    import json, solver
+    import json, quadric_solver as solver
     scene = solver.Scene()
     scene.add_plane()
     scene.add_ellipsoid((0.05, 0.05, 0.05), position=(0, 0, 0.2))
@@ -73,7 +73,7 @@ def test_a_threading_layer_the_user_sets_is_respected(layer):
 STEP_LAUNCH = STEP_ONE_BODY.replace('print(json.dumps(sim.stats["threading_layer"]))',
                                     'print(json.dumps([sim.stats["threading_layer"], sim.stats["launch_seconds"], '
                                     'sim.settings.serial_below]))')
-DEBIAN_TBB = ("libtbb12", "libtbbmalloc2")  # Debian 12's TBB 2021.8, whose launches grow (solver/parallel.py)
+DEBIAN_TBB = ("libtbb12", "libtbbmalloc2")  # Debian 12's TBB 2021.8, whose launches grow (quadric_solver/parallel.py)
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,7 @@ def debian_tbb():
 def test_a_tbb_whose_launches_grow_runs_every_loop_serially(debian_tbb):
     # the user asks for TBB where Debian's 2021.8 loads: each launch costs more than the last (8 us, then 37 to
     # 50 us after 2,000 launches here, on two threads; one thread does not grow), so every loop runs serially
-    from solver.parallel import ALL
+    from quadric_solver.parallel import ALL
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     env.update(LD_LIBRARY_PATH=str(debian_tbb), NUMBA_THREADING_LAYER="tbb", NUMBA_NUM_THREADS="2",
@@ -107,13 +107,13 @@ def test_a_tbb_whose_launches_grow_runs_every_loop_serially(debian_tbb):
 
 
 def test_cli_reports_the_threading_layer(tmp_path):
-    import solver
+    import quadric_solver as solver
 
     scene = solver.Scene()
     scene.add_plane()
     scene.add_ellipsoid((0.05, 0.05, 0.05), position=(0, 0, 0.2))
     scene.save(tmp_path / "scene.json")
-    result = subprocess.run([sys.executable, "-m", "solver", "run", str(tmp_path / "scene.json"), "-o",
+    result = subprocess.run([sys.executable, "-m", "quadric_solver", "run", str(tmp_path / "scene.json"), "-o",
                              str(tmp_path / "rec.npz"), "--frames", "2", "--quiet"], cwd=ROOT,
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr
@@ -128,7 +128,7 @@ def _toy_package(folder, keyed):
     """A package laid out like the solver: runtime.py (the solver's own) and a cached kernel calling another file's."""
     package = folder / "toy"
     package.mkdir(parents=True)
-    shutil.copy(ROOT / "solver" / "runtime.py", package / "runtime.py")
+    shutil.copy(ROOT / "quadric_solver" / "runtime.py", package / "runtime.py")
     (package / "__init__.py").write_text("from . import runtime\n\nruntime.configure()\n" if keyed else "")
     (package / "callee.py").write_text(CALLEE.format("1.0"))
     (package / "caller.py").write_text(CALLER)
@@ -150,13 +150,13 @@ def test_editing_a_callee_changes_its_cached_callers_on_the_next_run(tmp_path, k
 
 
 def test_caches_of_other_source_versions_unused_for_two_weeks_are_removed(tmp_path):
-    from solver.runtime import STALE_CACHE_SECONDS, prune_stale_caches
+    from quadric_solver.runtime import STALE_CACHE_SECONDS, prune_stale_caches
 
     now = 2e9
     folders = {name: tmp_path / name for name in ("0123456789abcdef", "fedcba9876543210", "aaaaaaaaaaaaaaaa",
                                                    "not-a-key")}
     for name, folder in folders.items():
-        (folder / "solver").mkdir(parents=True)
+        (folder / "quadric_solver").mkdir(parents=True)
         age = 0.5 * STALE_CACHE_SECONDS if name == "aaaaaaaaaaaaaaaa" else 2 * STALE_CACHE_SECONDS
         os.utime(folder, (now - age, now - age))
     prune_stale_caches(str(folders["0123456789abcdef"]), now=now)
@@ -168,8 +168,8 @@ def test_caches_of_other_source_versions_unused_for_two_weeks_are_removed(tmp_pa
 
 
 def test_a_loop_runs_serially_where_one_thread_beats_a_launch_plus_its_share():
-    from solver.parallel import (ALL, ITEM_SECONDS, LAUNCH_FLOOR, WORKQUEUE_LAUNCH_SECONDS, WORKQUEUE_SERIAL_BELOW,
-                                 break_even_items, serial_below_for)
+    from quadric_solver.parallel import (ALL, ITEM_SECONDS, LAUNCH_FLOOR, WORKQUEUE_LAUNCH_SECONDS,
+                                         WORKQUEUE_SERIAL_BELOW, break_even_items, serial_below_for)
 
     for launch, threads in ((1.2e-6, 2), (53e-6, 2), (53e-6, 8)):
         n = break_even_items(launch, threads)
@@ -188,7 +188,7 @@ def test_a_loop_runs_serially_where_one_thread_beats_a_launch_plus_its_share():
 
 
 def test_importing_the_package_loads_no_numba_until_a_public_name_is_used(tmp_path):
-    """The add-on imports solver.rotations before it sets its cache root, and builds scenes on Blender's main
+    """The add-on imports quadric_solver.rotations before it sets its cache root, and builds scenes on Blender's main
     thread: neither may start numba. Simulation loads the kernels, and the cache folder is then keyed under the
     root set by then."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
@@ -196,7 +196,7 @@ def test_importing_the_package_loads_no_numba_until_a_public_name_is_used(tmp_pa
     script = textwrap.dedent(f"""
         import json, os, sys
         import numpy as np
-        import solver, solver.rotations
+        import quadric_solver as solver, quadric_solver.rotations
         before = "numba" in sys.modules
         solver.rotations.mul([1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0])
         os.environ["NUMBA_CACHE_DIR"] = {str(tmp_path / "late")!r}  # as addon/runtime.py does, later
@@ -208,13 +208,13 @@ def test_importing_the_package_loads_no_numba_until_a_public_name_is_used(tmp_pa
         scene.add_force(solver.Wind((1.0, 0.0, 0.0), 1.0))
         scene.add_mesh_collider(np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]), [[0, 1, 2]])
         with_scene = "numba" in sys.modules
-        from solver import Simulation
+        from quadric_solver import Simulation
         from numba.core import config
         print(json.dumps([before, with_scene, Simulation.__module__, config.CACHE_DIR]))
     """)
     before, with_scene, module, cache = _run_json(script, env)
     assert before is False and with_scene is False
-    assert module == "solver.simulation"
+    assert module == "quadric_solver.simulation"
     assert os.path.dirname(cache) == str(tmp_path / "late")
 
 
@@ -245,7 +245,7 @@ def test_the_tools_left_out_of_the_source_hash_are_imported_by_no_solver_module(
     """Editing them keeps the compiled kernels, which is only safe while no kernel can reach them."""
     import ast
 
-    from solver.runtime import NOT_IN_KERNELS, SOURCE_ROOT
+    from quadric_solver.runtime import NOT_IN_KERNELS, SOURCE_ROOT
 
     left_out = {name[:-3] for name in NOT_IN_KERNELS}
     for folder, _, files in os.walk(SOURCE_ROOT):
@@ -264,9 +264,9 @@ def test_the_tools_left_out_of_the_source_hash_are_imported_by_no_solver_module(
 
 
 def test_editing_a_tool_left_out_of_the_source_hash_keeps_the_hash(tmp_path):
-    from solver.runtime import NOT_IN_KERNELS, SOURCE_ROOT, source_hash
+    from quadric_solver.runtime import NOT_IN_KERNELS, SOURCE_ROOT, source_hash
 
-    copy = tmp_path / "solver"
+    copy = tmp_path / "quadric_solver"
     shutil.copytree(SOURCE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
     before = source_hash(str(copy))
     for name in NOT_IN_KERNELS:
@@ -280,8 +280,8 @@ def test_the_emit_range_function_is_loaded_before_any_kernel_that_calls_it():
     """A call resolves to the first loaded copy of a callee, and the copy inside collide's cached kernels ran at half
     the speed of the callee's own (docs/numba.md): a Simulation loads _emit_body_range's own code first."""
     script = """
-import json, solver
-from solver.collision import driver
+import json, quadric_solver as solver
+from quadric_solver.collision import driver
 scene = solver.Scene()
 scene.add_plane()
 scene.add_body(solver.Box((0.1, 0.2, 0.3)), position=(0.0, 0.0, 1.0))

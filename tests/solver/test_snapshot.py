@@ -3,7 +3,7 @@ remaining frames, bit for bit (the add-on's Bake from Current Frame relies on it
 import numpy as np
 import pytest
 
-import solver
+import quadric_solver as solver
 from examples.pile import build_pile
 from tests.helpers import line
 

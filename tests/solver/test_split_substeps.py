@@ -8,9 +8,9 @@ resume it where it stopped. What the split does to overlaps is measured by the s
 import numpy as np
 import pytest
 
-import solver
+import quadric_solver as solver
 from scripts.bench import shapes as bench
-from solver.math3d import quat_to_matrix_np
+from quadric_solver.math3d import quat_to_matrix_np
 
 H = 1.0 / 240.0
 HALF = (0.04, 0.025, 0.02)

@@ -1,4 +1,4 @@
-"""The thread pacer (solver/parallel.py, ThreadPacer): all of numba's threads or one, whichever runs faster now.
+"""The thread pacer (quadric_solver/parallel.py, ThreadPacer): all of numba's threads or one, whichever runs faster now.
 
 Its rules against synthetic timings, and, through the public API in a process with two threads, that it never
 changes a result: a run whose batches alternate between one thread and two equals the run on two, bit for bit,
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.parallel import PACER_FIRST_INTERVAL, PACER_MAX_INTERVAL, PACER_TRY_SHARE, ThreadPacer
+from quadric_solver.parallel import PACER_FIRST_INTERVAL, PACER_MAX_INTERVAL, PACER_TRY_SHARE, ThreadPacer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,9 +76,9 @@ def test_one_thread_is_all_there_is_to_choose_from():
 # In a process with NUMBA_NUM_THREADS=2: each scene kind runs 30 steps of 2 substeps twice, once with numba's two
 # threads throughout, once with a pacer that alternates between one thread and two every batch.
 SAME_EITHER_WAY = textwrap.dedent("""
-    import json, numba, numpy as np, solver
-    from solver.precompile import KINDS, scene_of
-    from solver.parallel import ThreadPacer
+    import json, numba, numpy as np, quadric_solver as solver
+    from quadric_solver.precompile import KINDS, scene_of
+    from quadric_solver.parallel import ThreadPacer
 
     class Alternating(ThreadPacer):
         def threads(self):

@@ -7,9 +7,9 @@ it when the nearest features are a face and anything or two edges (face-on pairs
 import numpy as np
 import pytest
 
-from solver.collision.box_box import box_box_distance, box_box_gap_is_distance
-from solver.math3d import quat_to_matrix_np
-from solver.shapes import Box
+from quadric_solver.collision.box_box import box_box_distance, box_box_gap_is_distance
+from quadric_solver.math3d import quat_to_matrix_np
+from quadric_solver.shapes import Box
 from tests.solver.shapes import distance_reference as reference
 
 
@@ -121,9 +121,9 @@ def test_a_contact_of_two_boxes_apart_never_states_a_gap_wider_than_their_distan
     The separating axis only bounds the distance of boxes nearest at a vertex, and the patch along it
     can lie beside the nearest points; a speculative contact stating a wider gap than the distance lets
     a falling box sink into the one below (by 4 to 9% of its size in a 1,000-box drop)."""
-    import solver
-    from solver.collision.driver import collide
-    from solver.forces import update_body_frames
+    import quadric_solver as solver
+    from quadric_solver.collision.driver import collide
+    from quadric_solver.forces import update_body_frames
 
     rng = np.random.default_rng(33)
     halves = rng.uniform(0.2, 1.0, (2, 3))

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from solver.collision.broadphase import find_pairs, update_pairs
-from solver.math3d import PARALLEL_CHUNKS
-from solver.state import new_workspace
+from quadric_solver.collision.broadphase import find_pairs, update_pairs
+from quadric_solver.math3d import PARALLEL_CHUNKS
+from quadric_solver.state import new_workspace
 
 
 def brute_force_pairs(position, half_extent, dynamic):

@@ -1,4 +1,4 @@
-"""Carried contacts (Simulation(contact_reuse=...), solver/collision/carried_contacts.py): a touching pair that has
+"""Carried contacts (Simulation(contact_reuse=...), quadric_solver/collision/carried_contacts.py): a touching pair that has
 barely moved since it was measured keeps its contact points, moved with the bodies.
 
 The contract: a carried pair's deepest point is within twice the pair's motion bound of a fresh measurement (each
@@ -9,12 +9,12 @@ of ellipsoids alone never carry.
 import numpy as np
 import pytest
 
-import solver
-from solver.collision.carried_contacts import carried_motion
-from solver.collision.driver import collide
-from solver.collision.patches import PATCH
-from solver.forces import update_body_frames
-from solver.step import PAIRS
+import quadric_solver as solver
+from quadric_solver.collision.carried_contacts import carried_motion
+from quadric_solver.collision.driver import collide
+from quadric_solver.collision.patches import PATCH
+from quadric_solver.forces import update_body_frames
+from quadric_solver.step import PAIRS
 from tests.helpers import axis_angle, quat_mul
 
 H = 1.0 / 240.0

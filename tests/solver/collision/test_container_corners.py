@@ -6,8 +6,8 @@ must hold that point. Reference: the body's lowest vertex, from its pose and its
 import numpy as np
 import pytest
 
-import solver
-from solver.math3d import quat_to_matrix_np
+import quadric_solver as solver
+from quadric_solver.math3d import quat_to_matrix_np
 
 HALF = 0.5        # m, the container's half width
 PAST_WALL = 3e-4  # m, how far the lowest vertex starts beyond the -x wall

@@ -6,9 +6,9 @@ rest on a slope, flat on it.
 import numpy as np
 import pytest
 
-import solver
-from solver.collision.patches import PATCH, new_patch_scratch, pair_patch
-from solver.math3d import quat_to_matrix_np
+import quadric_solver as solver
+from quadric_solver.collision.patches import PATCH, new_patch_scratch, pair_patch
+from quadric_solver.math3d import quat_to_matrix_np
 
 REACH = 0.002  # m
 DEPTH = 0.001  # m: how far the tilted box's top edge presses into the level box

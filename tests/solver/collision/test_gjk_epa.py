@@ -11,11 +11,11 @@ import itertools
 import numpy as np
 import pytest
 
-from solver.collision.epa import MAX_FACES, MAX_VERTICES, epa
-from solver.collision.gjk import CONTACT, SEPARATED, closest_on_simplex, combine, gjk
-from solver.collision.normal_refinement import refine_normal
-from solver.math3d import quat_to_matrix_np
-from solver.shapes import Box, Ellipsoid, encode_shapes
+from quadric_solver.collision.epa import MAX_FACES, MAX_VERTICES, epa
+from quadric_solver.collision.gjk import CONTACT, SEPARATED, closest_on_simplex, combine, gjk
+from quadric_solver.collision.normal_refinement import refine_normal
+from quadric_solver.math3d import quat_to_matrix_np
+from quadric_solver.shapes import Box, Ellipsoid, encode_shapes
 from tests.solver.shapes import distance_reference as reference
 
 

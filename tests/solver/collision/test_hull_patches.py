@@ -7,10 +7,10 @@ for two hulls.
 import numpy as np
 import pytest
 
-import solver
-from solver.math3d import quat_to_matrix_np
-from solver.collision.driver import patch_at_depth
-from solver.collision.patches import PATCH, new_patch_scratch, pair_patch, plane_patch
+import quadric_solver as solver
+from quadric_solver.math3d import quat_to_matrix_np
+from quadric_solver.collision.driver import patch_at_depth
+from quadric_solver.collision.patches import PATCH, new_patch_scratch, pair_patch, plane_patch
 
 REACH = 0.002  # m
 
@@ -176,19 +176,52 @@ def _contact_patch(hull_a, hull_b, positions, quaternions, reach=REACH):
     return out[:count], result.distance, missed
 
 
-def test_pebbles_edge_on_edge_touch_where_the_edges_cross():
-    """The benchmark's pair: the contact is one point at the overlap, where the witness points meet."""
+def _edge_on_edge():
     hull_a, hull_b = (solver.ConvexHull(np.array(EDGE_ON_EDGE[k]) * 1e-3) for k in "ab")
-    positions = np.array(EDGE_ON_EDGE["positions"]) * 1e-3
-    quaternions = np.array(EDGE_ON_EDGE["orientations"])
+    return hull_a, hull_b, np.array(EDGE_ON_EDGE["positions"]) * 1e-3, np.array(EDGE_ON_EDGE["orientations"])
+
+
+def test_pebbles_edge_on_edge_touch_at_their_depth():
+    """The benchmark's pair: the patch holds the overlap, one point where the witness points meet if pair_patch
+    missed it. Whether pair_patch misses is decided by rounding (it does for numba's host CPU target, not for its
+    generic one, and turning B by 1e-7 rad flips it), so the fallback itself is tested on a patch made shallow."""
+    hull_a, hull_b, positions, quaternions = _edge_on_edge()
     patch, gap, missed = _contact_patch(hull_a, hull_b, positions, quaternions)
-    assert missed
     assert 0.0 < -gap < 1e-3  # overlapping, by about 0.5% of the smallest half extent (16.6 mm)
     assert patch[:, 3].max() == pytest.approx(-gap, abs=1e-12)
-    witness = solver.distance(hull_a, (positions[0], tuple(quaternions[0])),
-                              hull_b, (positions[1], tuple(quaternions[1])))
-    midpoint = 0.5 * (np.asarray(witness.point_a) + np.asarray(witness.point_b))
-    assert np.linalg.norm(patch[np.argmax(patch[:, 3]), :3] - midpoint) < 1e-9
+    if missed:
+        witness = solver.distance(hull_a, (positions[0], tuple(quaternions[0])),
+                                  hull_b, (positions[1], tuple(quaternions[1])))
+        midpoint = 0.5 * (np.asarray(witness.point_a) + np.asarray(witness.point_b))
+        assert len(patch) == 1 and np.linalg.norm(patch[0, :3] - midpoint) < 1e-9
+
+
+@pytest.mark.parametrize("shallower", [0.0, 0.5e-4, 2e-4, 0.07])
+def test_a_patch_shallower_than_the_distance_by_more_than_missed_depth_becomes_the_witness_point(shallower):
+    """patch_at_depth on the edge-on-edge pair with pair_patch's points lifted to ``shallower`` times the pair's
+    size (the sum of the bounding radii) above the measured depth: kept up to MISSED_DEPTH (1e-4), else replaced
+    by the witness points' midpoint at the depth (0.07: the benchmark's miss)."""
+    from quadric_solver.collision.driver import MISSED_DEPTH
+
+    hull_a, hull_b, positions, quaternions = _edge_on_edge()
+    kinds, params, vertices, faces = _pair_arrays(hull_a, hull_b)
+    rotations = np.stack([quat_to_matrix_np(q) for q in quaternions])
+    result = solver.distance(hull_a, (positions[0], tuple(quaternions[0])),
+                             hull_b, (positions[1], tuple(quaternions[1])))
+    n = np.asarray(result.normal)
+    out = np.zeros((PATCH, 4))
+    count = pair_patch(kinds, params, vertices, faces, positions, rotations, n[0], n[1], n[2], REACH,
+                       new_patch_scratch(), out)
+    size = np.linalg.norm(hull_a.vertices, axis=1).max() + np.linalg.norm(hull_b.vertices, axis=1).max()
+    out[:count, 3] += -result.distance - out[:count, 3].max() - shallower * size  # deepest: shallower * size up
+    lifted = out[:count].copy()
+    kept = patch_at_depth(kinds, params, vertices, positions, rotations, result.distance, n[0], n[1], n[2], out,
+                          count)
+    if shallower <= MISSED_DEPTH:
+        assert kept == count and np.array_equal(out[:count], lifted)
+    else:
+        midpoint = 0.5 * (np.asarray(result.point_a) + np.asarray(result.point_b))
+        assert kept == 1 and out[0, 3] == -result.distance and np.linalg.norm(out[0, :3] - midpoint) < 1e-9
 
 
 def test_random_pebble_pairs_touch_at_their_depth():

@@ -505,9 +505,9 @@ def test_random_pairs_span_separated_touching_and_overlapping(random_pairs):
 # ---------------------------------------------------------------------------
 # the solver's compiled kernels against the reference
 
-from solver.collision import narrowphase  # noqa: E402  (after the reference, which must not depend on it)
-from solver.model import STATIC_WALL, build_model  # noqa: E402
-from solver.scene import Scene  # noqa: E402
+from quadric_solver.collision import narrowphase  # noqa: E402  (after the reference, which must not depend on it)
+from quadric_solver.model import STATIC_WALL, build_model  # noqa: E402
+from quadric_solver.scene import Scene  # noqa: E402
 
 # Issue 2: depth and normal agree with the brute-force reference to 1e-6 relative.
 # Depth is relative to the smaller semi-axis of the pair; normals are unit vectors.

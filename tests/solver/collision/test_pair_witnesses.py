@@ -1,16 +1,16 @@
 """The narrow phase's pair witnesses: a filter that must never drop a contact."""
 import numpy as np
 
-import solver
+import quadric_solver as solver
 from examples.pile import build_pile
-from solver.step import PAIRS
+from quadric_solver.step import PAIRS
 
 
 def test_pair_witnesses_only_reject_pairs_that_could_not_touch():
     """The narrow phase skips a pair when the width gap along its last separating direction (its witness)
     already exceeds the reach. That bound is exact, so the contacts must be bit for bit the ones found
     with no witnesses at all: checked while a pile falls and collides, and once it rests."""
-    from solver.collision.driver import collide
+    from quadric_solver.collision.driver import collide
 
     sim = solver.Simulation(build_pile(200), dt=1 / 240)
     for steps in (60, 240):  # 0.25 s (falling, first impacts), then 1.25 s
@@ -55,9 +55,9 @@ def test_shape_pair_witnesses_never_drop_a_contact():
     """Pairs of other shapes are skipped when the gap along their witness (or centre line) exceeds the reach.
     That gap bounds the signed distance from below, so a pair is skipped only if it is really out of reach:
     checked against solver.distance (GJK/EPA) on every candidate pair while a mixed pile falls and rests."""
-    from solver.collision.driver import collide
-    from solver.forces import update_body_frames
-    from solver.shapes.support import support_xyz
+    from quadric_solver.collision.driver import collide
+    from quadric_solver.forces import update_body_frames
+    from quadric_solver.shapes.support import support_xyz
 
     scene, shapes = _mixed_shape_pile(100, seed=3)
     sim = solver.Simulation(scene, dt=1 / 240, contact_reuse=0.0)  # every pair measured: the witnesses' test

@@ -6,8 +6,8 @@ Reference: numpy's arctan2 of each point about the centroid, seen along the norm
 import numpy as np
 import pytest
 
-from solver.collision.patches import PATCH, _pseudo_angle, new_patch_scratch, pair_patch
-from solver.math3d import quat_to_matrix_np
+from quadric_solver.collision.patches import PATCH, _pseudo_angle, new_patch_scratch, pair_patch
+from quadric_solver.math3d import quat_to_matrix_np
 from tests.solver.collision.test_face_patches import _box_params
 
 

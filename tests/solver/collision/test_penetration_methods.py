@@ -10,8 +10,8 @@ import zlib
 import numpy as np
 import pytest
 
-import solver
-from solver.shapes import Box, Capsule, Ellipsoid
+import quadric_solver as solver
+from quadric_solver.shapes import Box, Capsule, Ellipsoid
 from tests.solver.shapes import distance_reference as reference
 
 ACCURACY = 1e-6  # of the size, as for EPA (test_distance_reference.py)

@@ -8,9 +8,9 @@ comes from the shape's own inside test, and the nearest point p - d n must lie o
 import numpy as np
 import pytest
 
-from solver.collision.point_distance import point_distance
-from solver.shapes import encode_shapes
-from solver.shapes.values import Box, Capsule, ConvexHull, Cylinder, Ellipsoid
+from quadric_solver.collision.point_distance import point_distance
+from quadric_solver.shapes import encode_shapes
+from quadric_solver.shapes.values import Box, Capsule, ConvexHull, Cylinder, Ellipsoid
 
 N = 600  # samples per parameter
 
@@ -112,7 +112,7 @@ def test_a_point_inside_on_the_plane_of_an_ellipsoids_smallest_axis_leaves_that_
 def test_a_sphere_is_its_closed_form_and_agrees_with_the_general_ellipsoid():
     """The sphere's fast path: d = |p| - r along p / |p|, inside and out; a nearly round ellipsoid, which takes the
     general root search, gives the same to within its tiny flattening."""
-    from solver.collision.point_distance import ellipsoid_distance
+    from quadric_solver.collision.point_distance import ellipsoid_distance
 
     rng = np.random.default_rng(4)
     r = 0.5

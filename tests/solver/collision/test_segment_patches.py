@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-import solver
-from solver.collision.patches import PATCH, new_patch_scratch, pair_patch
-from solver.math3d import quat_to_matrix
-from solver.shapes import encode_shapes
+import quadric_solver as solver
+from quadric_solver.collision.patches import PATCH, new_patch_scratch, pair_patch
+from quadric_solver.math3d import quat_to_matrix
+from quadric_solver.shapes import encode_shapes
 
 RADIUS, REACH = 0.05, 0.01
 

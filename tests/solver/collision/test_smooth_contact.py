@@ -1,5 +1,5 @@
 """The narrow phase of smooth pairs (superellipsoids, ellipsoids) by optimisation on the normal
-(solver/collision/smooth_contact.py), against closed forms and the independent numpy reference.
+(quadric_solver/collision/smooth_contact.py), against closed forms and the independent numpy reference.
 
 The answer is always g at the returned normal, g(n) = -h_A(n) - h_B(-n), so it never overstates the
 signed distance. Where the shapes are smooth it is a stationary point of g, exact to about 1e-9 of
@@ -12,11 +12,11 @@ import zlib
 import numpy as np
 import pytest
 
-from solver.collision.convex_distance import EPA
-from solver.collision.normal_refinement import refine_normal
-from solver.collision.smooth_contact import smooth_contact_distance
-from solver.math3d import quat_to_matrix_np
-from solver.shapes import Ellipsoid, Superellipsoid, encode_shapes
+from quadric_solver.collision.convex_distance import EPA
+from quadric_solver.collision.normal_refinement import refine_normal
+from quadric_solver.collision.smooth_contact import smooth_contact_distance
+from quadric_solver.math3d import quat_to_matrix_np
+from quadric_solver.shapes import Ellipsoid, Superellipsoid, encode_shapes
 from tests.solver.shapes import distance_reference as reference
 
 ACCURACY = 1e-6  # of the size: the issue's requirement on distance and normal

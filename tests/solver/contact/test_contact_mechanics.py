@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-import solver
+import quadric_solver as solver
 from examples import incline, rebound, slide_to_roll
 from examples.rebound import drop_ball, rebound_apex_error
 

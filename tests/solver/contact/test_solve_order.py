@@ -9,10 +9,10 @@ import textwrap
 import numpy as np
 import pytest
 
-import solver
+import quadric_solver as solver
 from examples.pile import build_pile
-from solver.contact.solve_order import BLOCK, SLAB_IMBALANCE, assign_slabs, order_contacts
-from solver.state import new_workspace
+from quadric_solver.contact.solve_order import BLOCK, SLAB_IMBALANCE, assign_slabs, order_contacts
+from quadric_solver.state import new_workspace
 from tests.helpers import ROOT
 
 G = 9.81
@@ -143,8 +143,8 @@ def test_slabs_stay_put_while_bodies_barely_move():
 
 # Runs in a process with NUMBA_NUM_THREADS=2, so two threads run the slabs even on a one-core machine.
 SAME_RUN_THREE_WAYS = textwrap.dedent("""
-    import json, numba, numpy as np, solver
-    from solver.parallel import ALL
+    import json, numba, numpy as np, quadric_solver as solver
+    from quadric_solver.parallel import ALL
     from examples.pile import build_pile
     runs = []
     for threads, serial_below in ((1, None), (2, None), (2, 0), (2, ALL)):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-import solver
+import quadric_solver as solver
 
 
 def test_split_impulses_do_not_push_a_body_into_a_neighbour_across_a_gap():
@@ -74,8 +74,8 @@ def test_the_position_correction_does_not_push_a_turned_box_whose_shadow_alone_o
     (the first one's corner and the second one's side, across the diagonal). The shadows' overlap (all a pair
     of ellipsoids is measured by) would push them 4 cm apart in one substep; for other shapes the correction
     measures the pair again as the narrow phase does, and pushes nothing."""
-    from solver.contact.position_correction import _correction_targets, _shape_width_gap
-    from solver.contact.rows import N_, ROW_DTYPE, ROW_WIDTH
+    from quadric_solver.contact.position_correction import _correction_targets, _shape_width_gap
+    from quadric_solver.contact.rows import N_, ROW_DTYPE, ROW_WIDTH
 
     half = 0.1
     scene = solver.Scene(gravity=(0.0, 0.0, 0.0))

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-import solver
+import quadric_solver as solver
 
 H = 1.0 / 240.0
 

@@ -7,8 +7,8 @@ These compile the body kernels as well (minutes on a cold cache).
 import numpy as np
 import pytest
 
-import solver
-from solver.math3d import quat_to_matrix_np
+import quadric_solver as solver
+from quadric_solver.math3d import quat_to_matrix_np
 
 G = 9.81
 FPS, SUBSTEPS = 24, 10

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-import solver
+import quadric_solver as solver
 
 G = 9.81
 

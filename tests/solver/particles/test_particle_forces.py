@@ -7,8 +7,8 @@ forces at the start state exactly: v1 = v0 + h f(x0, v0) / m, so the only error 
 import numpy as np
 import pytest
 
-import solver
-from solver.particles.groups import second_neighbours
+import quadric_solver as solver
+from quadric_solver.particles.groups import second_neighbours
 
 G = 9.81
 H = 1e-3

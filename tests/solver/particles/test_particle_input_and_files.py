@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import solver
+import quadric_solver as solver
 
 ROOT = Path(__file__).resolve().parents[3]
 LINE = [[0.0, 0.0, 1.0], [0.1, 0.0, 1.0], [0.2, 0.0, 1.0]]
@@ -27,7 +27,7 @@ LINE = [[0.0, 0.0, 1.0], [0.1, 0.0, 1.0], [0.2, 0.0, 1.0]]
     (dict(radius=-0.1), "particles 'Sparks' (group 0): radius must be >= 0, got -0.1"),
     (dict(pinned=[5]),
      "particles 'Sparks' (group 0): pinned 5 is out of range: expected a particle index from -3 to 2"),
-    (dict(material="rubber"), "particles 'Sparks' (group 0): material must be a solver.Material, got str"),
+    (dict(material="rubber"), "particles 'Sparks' (group 0): material must be a quadric_solver.Material, got str"),
     (dict(particle_collisions=True), "particles 'Sparks' (group 0): particle_collisions needs a radius > 0"),
     (dict(particle_collisions="yes"), "particles 'Sparks' (group 0): particle_collisions must be true or false"),
 ])
@@ -74,7 +74,7 @@ def test_bad_mass_spring_bodies_name_the_body_and_the_field(change, message):
     (lambda: solver.Attractor((0.0, 0.0, math.nan), 1.0), "Attractor: point contains NaN or infinity"),
     (lambda: solver.Turbulence(1.0, size=0.0), "Turbulence: size must be positive and finite, got 0.0"),
     (lambda: solver.Vortex(min_distance=-1.0), "Vortex: min_distance must be positive and finite"),
-    (lambda: "wind", "force 0: force must be one of solver.Drag, solver.Springs, solver.Wind"),
+    (lambda: "wind", "force 0: force must be one of quadric_solver.Drag, quadric_solver.Springs, quadric_solver.Wind"),
 ])
 def test_bad_forces_name_the_force_and_the_field(force, message):
     scene = solver.Scene()
@@ -187,8 +187,8 @@ def test_recordings_keep_the_particle_frames(tmp_path):
 def test_the_command_line_runs_a_particle_scene(tmp_path):
     scene_path, output = tmp_path / "scene.json", tmp_path / "out.npz"
     particle_scene().save(scene_path)
-    done = subprocess.run([sys.executable, "-m", "solver", "run", str(scene_path), "-o", str(output), "--frames",
-                           "5", "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, "-m", "quadric_solver", "run", str(scene_path), "-o", str(output),
+                           "--frames", "5", "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert solver.Recording.load(output).particles(1).shape == (5, 4, 3)
 
@@ -198,7 +198,7 @@ def test_a_particle_scene_runs_only_the_particle_loop():
     body or rope kernel: its compilation is the particles' alone (a loop's callees show no signatures when the
     loop comes from numba's cache, so the loops called from Python are what can be checked)."""
     script = """
-import solver, solver.step as step, solver.collision.driver as driver
+import quadric_solver as solver, quadric_solver.step as step, quadric_solver.collision.driver as driver
 scene = solver.Scene(); scene.add_plane()
 scene.add_particles([[0.0, 0.0, 1.0]])
 solver.Simulation(scene).run(frames=3)

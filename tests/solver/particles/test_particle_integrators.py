@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-import solver
+import quadric_solver as solver
 
 MASS = 1.0
 OMEGA = 2.0 * math.pi       # rad/s: one period per second

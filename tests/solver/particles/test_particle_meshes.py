@@ -3,7 +3,7 @@ inside, passing a one-sided floor from behind, sliding over a seam without a bum
 import numpy as np
 import pytest
 
-import solver
+import quadric_solver as solver
 from tests.solver.shapes.test_mesh_colliders import bowl, grid
 
 G = 9.81

@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-import solver
+import quadric_solver as solver
 
 G = 9.81
 EPS = np.finfo(float).eps

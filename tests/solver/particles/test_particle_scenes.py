@@ -6,7 +6,7 @@ These compile the body and rope kernels as well (minutes on a cold cache), unlik
 import numpy as np
 import pytest
 
-import solver
+import quadric_solver as solver
 
 AWAY = 3.0  # the particles' box container stands this far along x from the bodies'
 

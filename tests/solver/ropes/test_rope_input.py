@@ -3,8 +3,8 @@ import math
 
 import pytest
 
-import solver
-from solver.ropes.model import build_ropes
+import quadric_solver as solver
+from quadric_solver.ropes.model import build_ropes
 from tests.helpers import line
 
 LINE = line(4, (0, 0, 0), (1, 0, 0))

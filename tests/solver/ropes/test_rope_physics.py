@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from examples import cantilever, catenary
-from solver.ropes.model import FreeBodies, build_ropes, rope_joint_moments, rope_segments, run_ropes
+from quadric_solver.ropes.model import FreeBodies, build_ropes, rope_joint_moments, rope_segments, run_ropes
 from tests.helpers import double_pendulum_effective_length, line, quat_mul, rotate
 
 G = 9.81

@@ -6,8 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-import solver
-from solver.ropes.contacts import CONTACT_SLOP
+import quadric_solver as solver
+from quadric_solver.ropes.contacts import CONTACT_SLOP
 from tests.helpers import ROOT, double_pendulum_effective_length, line, quat_to_matrix
 
 LENGTH_TOLERANCE = 1e-4
@@ -148,7 +148,7 @@ def test_scene_recording_and_cli_round_trip(tmp_path):
     assert again.truncated(5).rope_nodes(1).shape == (5, 31, 3)
 
     cli_file = tmp_path / "cli.npz"
-    done = subprocess.run([sys.executable, "-m", "solver", "run", str(scene_file), "-o", str(cli_file),
+    done = subprocess.run([sys.executable, "-m", "quadric_solver", "run", str(scene_file), "-o", str(cli_file),
                            "--frames", "12", "--fps", "24", "--substeps", "10", "--quiet"],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr

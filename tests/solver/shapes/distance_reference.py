@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from solver.shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Superellipsoid
+from quadric_solver.shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Superellipsoid
 
 FAMILIES = ("ellipsoid", "superellipsoid", "box", "cylinder", "capsule", "hull")
 GRID = 2000  # Fibonacci directions for the global search

@@ -19,8 +19,8 @@ import zlib
 import numpy as np
 import pytest
 
-import solver
-from solver.shapes import Box, Capsule, Cylinder, Ellipsoid
+import quadric_solver as solver
+from quadric_solver.shapes import Box, Capsule, Cylinder, Ellipsoid
 from tests.solver.shapes import distance_reference as reference
 
 PAIRS = 100  # per pair of families: 2,100 pairs in all

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.shapes import ConvexHull
-from solver.shapes.hull import RELATIVE_TOLERANCE, DegenerateHull, above, convex_hull
-from solver.validate import FieldError
+from quadric_solver.shapes import ConvexHull
+from quadric_solver.shapes.hull import RELATIVE_TOLERANCE, DegenerateHull, above, convex_hull
+from quadric_solver.validate import FieldError
 
 
 def check_mesh(points, vertices, faces):

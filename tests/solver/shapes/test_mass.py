@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from solver.shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Superellipsoid, mass
-from solver.validate import FieldError
+from quadric_solver.shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Superellipsoid, mass
+from quadric_solver.validate import FieldError
 from tests.solver.shapes.distance_reference import fibonacci_sphere
 
 DENSITY = 750.0

@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-import solver
-from solver.math3d import quat_to_matrix_np
-from solver.validate import FieldError
+import quadric_solver as solver
+from quadric_solver.math3d import quat_to_matrix_np
+from quadric_solver.validate import FieldError
 from tests.helpers import axis_angle
 
 G = 9.81

@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from solver.shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Superellipsoid, encode_shapes
-from solver.shapes.support import bounding_radius, support, support_curvature, support_xyz
+from quadric_solver.shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Superellipsoid, encode_shapes
+from quadric_solver.shapes.support import bounding_radius, support, support_curvature, support_xyz
 
 
 def directions(rng, count):

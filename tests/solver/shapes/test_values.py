@@ -4,10 +4,10 @@ import math
 import numpy as np
 import pytest
 
-import solver
-from solver.shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Superellipsoid, encode_shapes
-from solver.shapes.support import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PARAMS, SUPERELLIPSOID
-from solver.validate import FieldError
+import quadric_solver as solver
+from quadric_solver.shapes import Box, Capsule, ConvexHull, Cylinder, Ellipsoid, Superellipsoid, encode_shapes
+from quadric_solver.shapes.support import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PARAMS, SUPERELLIPSOID
+from quadric_solver.validate import FieldError
 
 NAN = float("nan")
 TETRAHEDRON = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]

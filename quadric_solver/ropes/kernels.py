@@ -1,4 +1,4 @@
-"""Compiled kernels of the Cosserat rope substep (see solver/rope.py for the model).
+"""Compiled kernels of the Cosserat rope substep (see quadric_solver/rope.py for the model).
 
 Unknowns per rope: node velocities v_i and segment angular velocities w_j (world frame).
 Constraints, ordered along the rope so that the system matrix is banded:

@@ -1,7 +1,7 @@
 """Quadric Dynamics solver: rigid ellipsoids with frictional contact, Cosserat ropes, particles and mass-spring
 bodies (numpy + numba only).
 
-    import solver
+    import quadric_solver as solver
     scene = solver.Scene()
     scene.add_plane()
     scene.add_ellipsoid((0.1, 0.1, 0.1), position=(0, 0, 0.5))
@@ -10,7 +10,7 @@ bodies (numpy + numba only).
 
 Importing the package loads no numba: the public names load on first use, and
 math3d.py (imported by every kernel module) first sets numba's cache folder and
-threading layer (runtime.py). So the add-on can import solver.rotations before
+threading layer (runtime.py). So the add-on can import quadric_solver.rotations before
 it has pointed NUMBA_CACHE_DIR at its user folder.
 """
 import importlib

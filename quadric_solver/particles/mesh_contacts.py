@@ -5,7 +5,7 @@ whose boxes meet that of its step (from its start to its end position, grown by 
 walk, closest_on_triangle). A triangle touches the particle when that point is nearer than r:
 - in the face's region the normal is the face's and the depth r minus the height over the plane, also when the
   particle ended the step behind the plane (a fast particle that crossed the face comes back in front);
-- at an edge or a corner, only in front of the plane and only where that feature is active (solver/mesh.py:
+- at an edge or a corner, only in front of the plane and only where that feature is active (quadric_solver/mesh.py:
   boundary edges and convex folds, and their corners); the normal is then from the feature to the particle.
   Flat and concave seams are inactive, as for bodies: the face beside them holds the particle, so a particle
   rolling over a finely triangulated floor feels no bumps at the seams.

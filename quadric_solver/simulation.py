@@ -44,7 +44,7 @@ _LAUNCH_SECONDS = []  # measured once per process (the threading layer cannot ch
 
 
 def default_serial_below() -> int:
-    """Loops below this many items run in the calling thread: fixed per threading layer (solver/parallel.py)."""
+    """Loops below this many items run in the calling thread: fixed per threading layer (quadric_solver/parallel.py)."""
     if not _LAUNCH_SECONDS:
         with _KERNEL_LOCK:
             _LAUNCH_SECONDS.append(launch_seconds())
@@ -198,7 +198,7 @@ class Simulation:
         body's smallest semi-axis raise ValueError; None disables the check.
     serial_below: a parallel loop over fewer bodies or contacts than this runs
         in the calling thread instead (default: fixed per threading layer, 256 on
-        OpenMP, see solver/parallel.py). It computes the same thing, so only the
+        OpenMP, see quadric_solver/parallel.py). It computes the same thing, so only the
         speed changes, up to the last bit that fastmath may round differently:
         pass the same value for runs that must match across layers.
 
@@ -245,7 +245,7 @@ class Simulation:
                  position_correction=True, correction_sweeps=256, serial_below=None, integrator="symplectic_euler",
                  penetration="epa", max_turn=0.1, max_parts=8, contact_reuse=0.005, **renamed):
         if not isinstance(scene, Scene):
-            raise FieldError("Simulation", "scene", f"must be a solver.Scene, got {type(scene).__name__}")
+            raise FieldError("Simulation", "scene", f"must be a quadric_solver.Scene, got {type(scene).__name__}")
         owner = "Simulation"
         sweeps = _renamed_sweeps(renamed, velocity_sweeps=velocity_sweeps, split_impulse_sweeps=split_impulse_sweeps,
                                  correction_sweeps=correction_sweeps)
@@ -322,10 +322,10 @@ class Simulation:
         # before any kernel that calls it
         load_emit(self.model, self._bodies, self._ws, self._kernel_shapes, self._kernel_meshes)
         self._pacer = ThreadPacer(numba.get_num_threads())  # one thread or all, whichever runs faster now
-        # the ropes: a model and state of their own (solver/ropes/model.py)
+        # the ropes: a model and state of their own (quadric_solver/ropes/model.py)
         self._rope_model, self._rope_state = build_ropes(scene.ropes, n_bodies=n,
                                                          material_friction=self.model.material_friction)
-        # the particle groups and mass-spring bodies: a model and state of their own (solver/particles/model.py)
+        # the particle groups and mass-spring bodies: a model and state of their own (quadric_solver/particles/model.py)
         self._particle_model, self._particle_state = (build_particles(scene, integrator) if scene.particles
                                                       else (None, None))
         # the force objects on bodies and rope nodes, empty where none acts on them (particles/targets.py)
@@ -513,7 +513,7 @@ class Simulation:
             "phase_seconds": {name: float(ws.phase_seconds[k]) for k, name in enumerate(PHASES)},
             "substeps": substeps,
             "parts": parts,  # pieces the last call ran: its substeps, each split one counted by its parts (max_turn)
-            "threading_layer": threading_layer(),  # numba's: 'omp', 'workqueue' or 'tbb' (solver/runtime.py)
+            "threading_layer": threading_layer(),  # numba's: 'omp', 'workqueue' or 'tbb' (quadric_solver/runtime.py)
             "launch_seconds": _LAUNCH_SECONDS[0] if _LAUNCH_SECONDS else None,  # one parallel launch, measured
             "threads": self._pacer.choice,  # numba threads the pacer runs the substeps on now (parallel.ThreadPacer)
         }

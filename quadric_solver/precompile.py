@@ -5,7 +5,7 @@ types depend on what a scene holds (ellipsoids only, other shapes and mesh
 colliders, ropes, particle groups and their integrators). Each kind below is a
 tiny scene of that kind run for one substep: that compiles, and caches, what
 any scene of the kind needs. ``scripts/build_extension.py`` runs them to ship
-a prebuilt cache in the extension; ``python -m solver compile`` runs them
+a prebuilt cache in the extension; ``python -m quadric_solver compile`` runs them
 before a batch of headless runs.
 
 ``CompileWatcher`` reports each kernel numba compiles (not those it loads from
@@ -149,7 +149,7 @@ class CompileWatcher:
         dispatcher = event.data.get("dispatcher")
         function = getattr(dispatcher, "py_func", None)
         module = getattr(function, "__module__", "") or ""
-        module = module.rpartition(".solver.")[2] if ".solver." in module else module
+        module = module[len(__package__) + 1:] if module.startswith(__package__ + ".") else module
         self.current = f"{module}.{getattr(function, '__qualname__', '?')}".lstrip(".")
         self.count += 1
         self._stack.append([self.current, str(event.data.get("args")), time.perf_counter(), 0.0])

@@ -4,7 +4,7 @@ A Scene holds bodies, static colliders, ropes, particle groups, mass-spring
 bodies, force objects, materials and gravity as plain Python values. It
 validates every value when it is added, so an error names the object and the
 field, and it saves to and loads from JSON so a bake can run on
-another machine (``python -m solver run scene.json``). Loading checks the file
+another machine (``python -m quadric_solver run scene.json``). Loading checks the file
 against its schema: a SceneFileError names the file and the JSON path.
 """
 from __future__ import annotations
@@ -70,16 +70,16 @@ class Scene:
         self.boxes: list[dict] = []
         self.tubes: list[dict] = []
         self.meshes: list[dict] = []  # static triangle meshes (add_mesh_collider)
-        self.ropes: list[dict] = []  # rope specs (solver/ropes/model.py builds them)
-        self.particles: list[dict] = []  # particle groups and mass-spring bodies (solver/particles/model.py)
-        self.forces: list[dict] = []  # force objects, as file values (solver/particles/forces.py)
+        self.ropes: list[dict] = []  # rope specs (quadric_solver/ropes/model.py builds them)
+        self.particles: list[dict] = []  # particle groups and mass-spring bodies (quadric_solver/particles/model.py)
+        self.forces: list[dict] = []  # force objects, as file values (quadric_solver/particles/forces.py)
 
     # ----------------------------------------------------------------- helpers
     def _material_index(self, owner: str, material) -> int:
         if material is None:
             material = DEFAULT_MATERIAL
         if not isinstance(material, Material):
-            raise FieldError(owner, "material", f"must be a solver.Material, got {type(material).__name__}")
+            raise FieldError(owner, "material", f"must be a quadric_solver.Material, got {type(material).__name__}")
         if material not in self.materials:
             self.materials.append(material)
         return self.materials.index(material)
@@ -115,7 +115,7 @@ class Scene:
     def add_body(self, shape, position=(0.0, 0.0, 0.0), orientation=(1.0, 0.0, 0.0, 0.0), velocity=(0.0, 0.0, 0.0),
                  angular_velocity=(0.0, 0.0, 0.0), density=1000.0, material=None, fixed=False, name=None,
                  mass=None, kinematic=False) -> int:
-        """Add a rigid body of any shape (solver.Ellipsoid, Superellipsoid, Box, Cylinder, Capsule,
+        """Add a rigid body of any shape (quadric_solver.Ellipsoid, Superellipsoid, Box, Cylinder, Capsule,
         ConvexHull) and return its body index.
 
         ``position`` and ``orientation`` (w, x, y, z) place the shape's own frame. Mass, centre of mass
@@ -130,7 +130,7 @@ class Scene:
         name = name_or_none(f"body {index}", "name", name)
         if not isinstance(shape, Shape):
             raise FieldError(f"body {name!r} ({index})" if name else f"body {index}", "shape",
-                             f"must be a shape (solver.Ellipsoid, Box, Cylinder, ...), got {describe(shape)}")
+                             f"must be a shape (quadric_solver.Ellipsoid, Box, Cylinder, ...), got {describe(shape)}")
         kind = _SHAPE_TYPES[type(shape)]
         owner = f"{kind.replace('_', ' ')} {name!r} (body {index})" if name else f"{kind.replace('_', ' ')} (body {index})"
         position = vector(owner, "position", position, 3)
@@ -350,9 +350,9 @@ class Scene:
         self.particles[group]["track"] = _checked_track(owner, times, poses)
 
     def add_force(self, force) -> int:
-        """Add a force object (solver.Drag, Springs, Wind, Vortex, Turbulence, Attractor) and return its index.
+        """Add a force object (quadric_solver.Drag, Springs, Wind, Vortex, Turbulence, Attractor) and return its index.
 
-        It acts on the groups, bodies and ropes it names, or on all of them (solver/particles/forces.py); those
+        It acts on the groups, bodies and ropes it names, or on all of them (quadric_solver/particles/forces.py); those
         it names must be added first.
         """
         from .particles.forces import check_force

@@ -1,5 +1,5 @@
-"""Command line: ``python -m solver run scene.json -o rec.npz --frames 250 --fps 24 --substeps 10``, and
-``python -m solver compile`` (fill numba's cache before a batch of runs)."""
+"""Command line: ``python -m quadric_solver run scene.json -o rec.npz --frames 250 --fps 24 --substeps 10``, and
+``python -m quadric_solver compile`` (fill numba's cache before a batch of runs)."""
 from __future__ import annotations
 
 import argparse
@@ -54,7 +54,7 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 def main(argv=None) -> int:
     """Run the command line; returns the exit code: 0 done, 2 bad file or option, 3 diverged, 130 interrupted."""
-    parser = _Parser(prog="python -m solver", description="Quadric Dynamics solver")
+    parser = _Parser(prog="python -m quadric_solver", description="Quadric Dynamics solver")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="simulate a saved scene and write a recording")
     run.add_argument("scene", help="scene file written by Scene.save (JSON)")
@@ -70,7 +70,7 @@ def main(argv=None) -> int:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     warm = commands.add_parser("compile", help="compile the solver's kernels into numba's cache ahead of runs")
     warm.add_argument("kinds", nargs="*", metavar="KIND",
-                      help="scene kinds to compile (default: all; see solver/precompile.py)")
+                      help="scene kinds to compile (default: all; see quadric_solver/precompile.py)")
     warm.add_argument("--report", type=int, default=0, metavar="N",
                       help="list the N kernels that took longest, and those compiled for several argument types")
     args = parser.parse_args(argv)

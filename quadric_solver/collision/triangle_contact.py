@@ -4,7 +4,7 @@ one point at an active edge or corner.
 The face first. The body's supporting feature along minus the triangle's front normal (a face,
 a segment, a point; patches.py) is clipped to the triangle's prism, and its points within reach
 of the triangle's plane touch the face. Where the clip cuts the feature at an edge, the cut
-point counts only at an active edge (solver/mesh.py): across an inactive one the neighbour's
+point counts only at an active edge (quadric_solver/mesh.py): across an inactive one the neighbour's
 face goes on, and a box sliding over a finely triangulated floor keeps its four corners, as on
 a plane, instead of gaining points (and bumps) at every seam. A corner of the feature that lies
 on an inactive edge belongs to the lower-numbered of its two triangles.

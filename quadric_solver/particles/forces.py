@@ -238,7 +238,7 @@ def check_force(force, index: int, groups: list, n_bodies: int = 0, n_ropes: int
     (the scene's group specs) and the bodies and ropes it names exist. FieldError names the force and the
     field."""
     if not isinstance(force, tuple(FORCE_TYPES.values())):
-        names = ", ".join(f"solver.{cls.__name__}" for cls in FORCE_TYPES.values())
+        names = ", ".join(f"quadric_solver.{cls.__name__}" for cls in FORCE_TYPES.values())
         raise FieldError(f"force {index}", "force", f"must be one of {names}; got {type(force).__name__}")
     owner = f"{type(force).__name__} (force {index})"
     for g in force.groups or ():

@@ -1,7 +1,7 @@
 """Numba's settings for the solver, made once, before any kernel is compiled or launched.
 
 Run by ``math3d.py``, which every kernel module imports first, so the standalone solver (Python API,
-``python -m solver``, tests, benchmarks) and the Blender add-on get the same two
+``python -m quadric_solver``, tests, benchmarks) and the Blender add-on get the same two
 settings:
 
 Threading layer. Unless the user chose one (``NUMBA_THREADING_LAYER``,
@@ -105,11 +105,11 @@ def prune_stale_caches(path: str, now: float | None = None) -> None:
 
 
 def package_folder(package: str) -> str:
-    """The cache sub-folder of the solver imported as ``package``: 'solver', or the add-on's dotted path."""
+    """The cache sub-folder of the solver imported as ``package`` ('quadric_solver', in Blender too)."""
     return re.sub(r"[^A-Za-z0-9_.-]", "_", package)
 
 
-PACKAGE = __name__.rpartition(".")[0]  # 'solver', or 'bl_ext.<repository>.quadric_dynamics.solver' in Blender
+PACKAGE = __name__.rpartition(".")[0]  # 'quadric_solver', also in Blender (addon/solver_package.py)
 
 
 def _source_tree_locator():

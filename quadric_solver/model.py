@@ -75,7 +75,7 @@ class MeshColliders(NamedTuple):
     first_static: int          # static id of triangle 0
     centre: np.ndarray         # (T, 3) corner means
     normal: np.ndarray         # (T, 3) unit front normals
-    neighbour: np.ndarray      # (T, 3) int64 solver/mesh.py MeshTopology rows, in this numbering
+    neighbour: np.ndarray      # (T, 3) int64 quadric_solver/mesh.py MeshTopology rows, in this numbering
     edge_active: np.ndarray    # (T, 3) bool
     corner_active: np.ndarray  # (T, 3) bool
     corner_owner: np.ndarray   # (T, 3) int64
