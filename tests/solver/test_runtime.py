@@ -38,11 +38,21 @@ NUMBA_DEFAULT = textwrap.dedent("""
 """)
 
 
+# numba's settings a test's fresh process keeps: where the kernels are cached and for which CPU, so that it loads
+# the suite's kernels (scripts/test: generic CPU, build/numba-generic) instead of compiling them for minutes
+KEPT = ("NUMBA_CACHE_DIR", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")
+
+
+def _without_numba_choices():
+    """This process's environment without numba's settings (the threading layer among them) but KEPT."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_") or k in KEPT}
+
+
 def _env_with_tbb(**variables):
     """A clean environment in which the PyPI tbb wheel's runtime (a development requirement) loads on any machine."""
     tbb = tbb_library_dir()
     assert tbb, "the tbb wheel from requirements-dev.txt has no libtbb.so.12"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env = _without_numba_choices()
     env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [tbb, env.get("LD_LIBRARY_PATH")]))
     env["PYTHONPATH"] = str(ROOT)
     env.update(variables)
@@ -99,7 +109,7 @@ def test_a_tbb_whose_launches_grow_runs_every_loop_serially(debian_tbb):
     # 50 us after 2,000 launches here, on two threads; one thread does not grow), so every loop runs serially
     from quadric_solver.parallel import ALL
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env = _without_numba_choices()
     env.update(LD_LIBRARY_PATH=str(debian_tbb), NUMBA_THREADING_LAYER="tbb", NUMBA_NUM_THREADS="2",
                PYTHONPATH=str(ROOT))
     layer, launch, serial_below = _run_json(STEP_LAUNCH, env)
