@@ -184,7 +184,6 @@ def build(args):
                                   end_mode='OBJECT', end_object="Sled", material="Rope")
         for rig in (o for o in scene.objects if o.quadric.role == 'ROPE'):
             rig.hide_set(True)
-        del rope_mat
 
     # Camera and light.
     cam_data = bpy.data.cameras.new("Camera")

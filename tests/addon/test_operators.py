@@ -241,6 +241,17 @@ def test_bake_script_matches_operator(baked, installed, scenario, tmp_path):
         np.testing.assert_allclose(keys[key][1], values, atol=1e-6, err_msg=key)
 
 
+def test_the_demo_scene_builds(installed, tmp_path):
+    """scripts/demo's first step: the .blend built from code holds the 300 pebbles, the sled and both ropes."""
+    env, _ = installed
+    out = tmp_path / "pebbles.blend"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_demo_blend.py"), "--output", str(out),
+                           "--frames", "10"], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"[demo] saved {out}: 301 bodies, 2 ropes, frames 1-10" in proc.stdout
+    assert out.stat().st_size > 0
+
+
 def test_bake_script_fails_with_nonzero_exit(baked, installed, tmp_path):
     env, _ = installed
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "bake.py"), str(baked["blend"]), "--",
