@@ -17,8 +17,9 @@ plus f = -flow v (Drag(flow)) for Force, Wind, Vortex and Turbulence. L is the H
 Damping; q and l are the Drag field's Quadratic and Linear settings: Blender's code applies the one called
 Quadratic in proportion to the velocity, and the one called Linear to its square. Forces are in newtons per
 particle, as the solver's are; a Quadric body feels them at its centre of mass (N per body) and a rope per
-metre of its length (quadric_solver/particles/forces.py). Every factor Blender calls the falloff (Strength weights, and distances when a
-falloff power, a maximum distance or a Z direction is set) multiplies s, flow and the drag.
+metre of its length (quadric_solver/particles/forces.py). Every factor Blender calls the falloff (Strength
+weights, and distances when a falloff power, a maximum distance or a Z direction is set) multiplies s, flow and
+the drag.
 
 What the solver cannot do is listed as a note (a Check Scene warning) and left out or approximated, never
 dropped silently: the vortex's pull s^2 r_perp towards its axis, the point vortex's |r| (taken across the axis),

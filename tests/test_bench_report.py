@@ -30,7 +30,8 @@ def test_the_commit_is_marked_changed_by_code_but_not_by_the_reports_own_files(t
     def git(*args):
         subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
 
-    for name in ("docs/benchmarks.md", "docs/bench/shapes.jsonl", "docs/images/bench-shapes.png", "quadric_solver/step.py"):
+    for name in ("docs/benchmarks.md", "docs/bench/shapes.jsonl", "docs/images/bench-shapes.png",
+                 "quadric_solver/step.py"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("before\n")
     git("init", "-q")

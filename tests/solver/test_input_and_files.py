@@ -329,7 +329,8 @@ def test_older_scene_files_load_with_defaults(tmp_path):
 
 
 def test_readme_quotes_only_error_messages_the_solver_produces(tmp_path, monkeypatch):
-    """Every file error the README and quadric_solver/validate.py quote (`scene.json: ...`) is produced here, word for word."""
+    """Every file error the README and quadric_solver/validate.py quote (`scene.json: ...`) is produced here, word
+    for word."""
     monkeypatch.chdir(tmp_path)  # so the file is named as the README names it
     produced = set()
     for change in (lambda document: document["bodies"].insert(3, dict(document["bodies"][0], position="abc")),):

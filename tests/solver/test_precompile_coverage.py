@@ -1,7 +1,7 @@
 """The precompiled kinds (quadric_solver/precompile.py) cover every scene a user can make, not just themselves.
 
-The prebuilt cache in the extension and ``python -m quadric_solver compile`` compile one tiny scene per kind. numba compiles a
-kernel again for each set of argument types, and the types follow what a scene holds (None where it lacks a part), so
+The prebuilt cache in the extension and ``python -m quadric_solver compile`` compile one tiny scene per kind. numba
+compiles a kernel again for each set of argument types, and the types follow what a scene holds (None where it lacks a part), so
 a composition the kinds miss would compile for minutes on its first run. Each scene below mixes the parts in a way
 no kind does; after the kinds have run in the same process, running it must compile nothing.
 """

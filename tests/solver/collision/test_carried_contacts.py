@@ -1,5 +1,5 @@
-"""Carried contacts (Simulation(contact_reuse=...), quadric_solver/collision/carried_contacts.py): a touching pair that has
-barely moved since it was measured keeps its contact points, moved with the bodies.
+"""Carried contacts (Simulation(contact_reuse=...), quadric_solver/collision/carried_contacts.py): a touching pair
+that has barely moved since it was measured keeps its contact points, moved with the bodies.
 
 The contract: a carried pair's deepest point is within twice the pair's motion bound of a fresh measurement (each
 is within one bound of the measurement it started from); a pair that moved further is measured; carrying changes
