@@ -283,15 +283,6 @@ class Simulation:
         _check_shapes_supported(scene, self._shapes)
         self.model = build_model(scene, self._shapes)
         self._meshes = build_mesh_colliders(scene, self._shapes, len(self.model.static_kind))
-        # run_substeps takes BodyShapes and MeshColliders in every scene, ellipsoids only or no bodies at all, so
-        # that one compiled narrow phase serves them all: numba compiles a kernel again for each argument type,
-        # and the None variant cost a fifth of a cold compile (docs/numba.md). Ellipsoid pairs keep their exact
-        # path either way; self._shapes (None: all ellipsoids) still decides what differs for other shapes.
-        self._kernel_shapes, self._kernel_meshes = self._shapes, self._meshes
-        if self._shapes is None:
-            self._kernel_shapes = build_body_shapes(scene, always=True)._replace(
-                penetration=penetration_method(owner, penetration))
-            self._kernel_meshes = build_mesh_colliders(scene, self._kernel_shapes, len(self.model.static_kind))
         n = self.model.n_bodies
         smallest = float(self._body_sizes().min()) if n else 0.01
         margin = 0.1 * smallest if margin is None else margin
@@ -314,7 +305,15 @@ class Simulation:
             # kept below half the margin, so no point a carried pair misses can come from beyond its reach
             self._shapes = self._shapes._replace(
                 reuse_length=np.minimum(contact_reuse * self._shapes.size.min(axis=1), 0.5 * margin))
-            self._kernel_shapes = self._shapes
+        # run_substeps takes BodyShapes and MeshColliders in every scene, ellipsoids only or no bodies at all, so
+        # that one compiled narrow phase serves them all: numba compiles a kernel again for each argument type,
+        # and the None variant cost a fifth of a cold compile (docs/numba.md). Ellipsoid pairs keep their exact
+        # path either way; self._shapes (None: all ellipsoids) still decides what differs for other shapes.
+        self._kernel_shapes, self._kernel_meshes = self._shapes, self._meshes
+        if self._shapes is None:
+            self._kernel_shapes = build_body_shapes(scene, always=True)._replace(
+                penetration=penetration_method(owner, penetration))
+            self._kernel_meshes = build_mesh_colliders(scene, self._kernel_shapes, len(self.model.static_kind))
         self._contact_capacity = max(64, 8 * n)
         self._pair_capacity = max(64, 16 * n)
         self._bodies = new_body_state(scene.bodies, self._contact_capacity, patches=self._shapes is not None)
