@@ -6,7 +6,9 @@ standalone package could serve it: the prebuilt cache (scripts/build_extension.p
 are made once, under this name. ``load`` registers the extension's own copy under it before any add-on module
 imports the solver. ``unload`` forgets it when the add-on is disabled, so that an updated extension, enabled again,
 imports its new sources. A ``quadric_solver`` from another folder (a pip install in Blender's Python) is replaced:
-the add-on runs the solver it ships with.
+the add-on runs the solver it ships with. Shipped as a wheel, the solver would have the same top-level name but be
+installed into the site-packages all extensions share, where an update takes effect only after a restart; here
+its files stay in the extension's folder, removed and updated with it.
 """
 import importlib.util
 import os
