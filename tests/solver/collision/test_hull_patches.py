@@ -160,9 +160,9 @@ def _pair_arrays(hull_a, hull_b):
             np.ascontiguousarray(np.concatenate([hull_a.faces, hull_b.faces + len(hull_a.vertices)])))
 
 
-def _contact_patch(hull_a, hull_b, positions, quaternions, reach=REACH):
-    """The collision driver's patch of a pair along solver.distance's normal: (its points, the distance, whether
-    pair_patch's own points missed the distance and patch_at_depth put the witness point in their place)."""
+def _pair_patch(hull_a, hull_b, positions, quaternions, reach=REACH):
+    """pair_patch's own points for a pair along solver.distance's normal: (the patch array and its count,
+    solver.distance's answer, and a call of patch_at_depth on them: out, count -> count)."""
     kinds, params, vertices, faces = _pair_arrays(hull_a, hull_b)
     rotations = np.stack([quat_to_matrix_np(q) for q in quaternions])
     result = solver.distance(hull_a, (positions[0], tuple(quaternions[0])), hull_b, (positions[1], tuple(quaternions[1])))
@@ -170,9 +170,20 @@ def _contact_patch(hull_a, hull_b, positions, quaternions, reach=REACH):
     out = np.zeros((PATCH, 4))
     count = pair_patch(kinds, params, vertices, faces, positions, rotations, n[0], n[1], n[2], reach,
                        new_patch_scratch(), out)
+
+    def at_depth(out, count):
+        return patch_at_depth(kinds, params, vertices, positions, rotations, result.distance, n[0], n[1], n[2], out,
+                              count)
+
+    return out, count, result, at_depth
+
+
+def _contact_patch(hull_a, hull_b, positions, quaternions, reach=REACH):
+    """The collision driver's patch of a pair along solver.distance's normal: (its points, the distance, whether
+    pair_patch's own points missed the distance and patch_at_depth put the witness point in their place)."""
+    out, count, result, at_depth = _pair_patch(hull_a, hull_b, positions, quaternions, reach)
     missed = out[:count, 3].max(initial=-np.inf) < -result.distance - 1e-9
-    count = patch_at_depth(kinds, params, vertices, positions, rotations, result.distance, n[0], n[1], n[2], out,
-                           count)
+    count = at_depth(out, count)
     return out[:count], result.distance, missed
 
 
@@ -204,19 +215,11 @@ def test_a_patch_shallower_than_the_distance_by_more_than_missed_depth_becomes_t
     from quadric_solver.collision.driver import MISSED_DEPTH
 
     hull_a, hull_b, positions, quaternions = _edge_on_edge()
-    kinds, params, vertices, faces = _pair_arrays(hull_a, hull_b)
-    rotations = np.stack([quat_to_matrix_np(q) for q in quaternions])
-    result = solver.distance(hull_a, (positions[0], tuple(quaternions[0])),
-                             hull_b, (positions[1], tuple(quaternions[1])))
-    n = np.asarray(result.normal)
-    out = np.zeros((PATCH, 4))
-    count = pair_patch(kinds, params, vertices, faces, positions, rotations, n[0], n[1], n[2], REACH,
-                       new_patch_scratch(), out)
+    out, count, result, at_depth = _pair_patch(hull_a, hull_b, positions, quaternions)
     size = np.linalg.norm(hull_a.vertices, axis=1).max() + np.linalg.norm(hull_b.vertices, axis=1).max()
     out[:count, 3] += -result.distance - out[:count, 3].max() - shallower * size  # deepest: shallower * size up
     lifted = out[:count].copy()
-    kept = patch_at_depth(kinds, params, vertices, positions, rotations, result.distance, n[0], n[1], n[2], out,
-                          count)
+    kept = at_depth(out, count)
     if shallower <= MISSED_DEPTH:
         assert kept == count and np.array_equal(out[:count], lifted)
     else:
