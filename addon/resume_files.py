@@ -275,8 +275,11 @@ def _blend_folder():
     return bpy.path.abspath(f"//{point_cache.CACHE_FOLDER}/{blend}")
 
 
+RUN_PREFIX = "resume-"  # a kept run's folder: the prefix, then its scene's resume_id
+
+
 def _run_folder_name(scene):
-    return f"resume-{point_cache.safe_name(scene.quadric.resume_id)}"
+    return RUN_PREFIX + point_cache.safe_name(scene.quadric.resume_id)
 
 
 def folder(scene):
@@ -460,7 +463,7 @@ def prune(scenes):
         return []
     held = {_run_folder_name(scene) for scene in scenes if scene.quadric.resume_id}
     doomed = [os.path.join(above, name) for name in sorted(os.listdir(above))
-              if name.startswith("resume-") and name not in held]
+              if name.startswith(RUN_PREFIX) and name not in held]
     return [target for target in doomed if _delete(target)]
 
 
