@@ -245,4 +245,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    load_bake_script().exit_process(main())  # bpy 4.2 crashes in its own exit handler once the add-on registered
