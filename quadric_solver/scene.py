@@ -131,6 +131,10 @@ class Scene:
         if not isinstance(shape, Shape):
             raise FieldError(f"body {name!r} ({index})" if name else f"body {index}", "shape",
                              f"must be a shape (quadric_solver.Ellipsoid, Box, Cylinder, ...), got {describe(shape)}")
+        if type(shape) not in _SHAPE_TYPES:  # BumpyEllipsoid: contact exists only as a query (distance) so far
+            raise FieldError(f"body {name!r} ({index})" if name else f"body {index}", "shape",
+                             f"{type(shape).__name__} bodies cannot be simulated yet (quadric_solver.distance "
+                             f"and mass_properties take them); use {', '.join(t.__name__ for t in _SHAPE_TYPES)}")
         kind = _SHAPE_TYPES[type(shape)]
         owner = f"{kind.replace('_', ' ')} {name!r} (body {index})" if name else f"{kind.replace('_', ' ')} (body {index})"
         position = vector(owner, "position", position, 3)

@@ -4,7 +4,8 @@ Primitives have closed forms about their centre, in their own frame (which is th
 frame). Superellipsoids integrate in closed form with beta functions (Jaklic, Leonardis and Solina,
 "Segmentation and Recovery of Superquadrics", Kluwer 2000, ch. 2). Polyhedra use the divergence
 theorem over their triangles (Eberly, "Polyhedral Mass Properties (Revisited)", 2002, after
-Mirtich 1996), and their principal frame is the eigenbasis of the inertia tensor.
+Mirtich 1996), and their principal frame is the eigenbasis of the inertia tensor. Star-shaped
+solids (bumpy ellipsoids) integrate over the sphere of directions by quadrature.
 """
 from __future__ import annotations
 
@@ -135,10 +136,41 @@ def polyhedron(vertices, faces, density) -> MassProperties:
     xy = np.sum(d[:, 0] * (y[0] * fx[3] + y[1] * fx[4] + y[2] * fx[5])) / 120.0
     yz = np.sum(d[:, 1] * (z[0] * fy[3] + z[1] * fy[4] + z[2] * fy[5])) / 120.0
     zx = np.sum(d[:, 2] * (x[0] * fz[3] + x[1] * fz[4] + x[2] * fz[5])) / 120.0
+    products = np.array([[second[0], xy, zx], [xy, second[1], yz], [zx, yz, second[2]]])
+    return _principal(volume, first, products, density, origin)
+
+
+def star_shaped(radius, density, finest_angle) -> MassProperties:
+    """A solid star-shaped about its frame's origin, whose surface lies at radius(u_x, u_y, u_z) along
+    the unit direction u (a numpy function of arrays).
+
+    Each volume integral becomes one over the sphere of directions: the integral of 1, x and x x^T
+    over the solid is that of r^3/3, r^4/4 u and r^5/5 u u^T over directions. The sphere is sampled
+    with Gauss-Legendre nodes in u_z and equal steps in longitude (exact for trigonometric
+    polynomials); ``finest_angle`` (radians), the narrowest feature of the surface, sets how many,
+    so that at least six rows of nodes fall across it.
+    """
+    rows = max(64, int(math.ceil(6.0 * math.pi / finest_angle)))
+    nodes, weights = np.polynomial.legendre.leggauss(rows)
+    longitude = (np.arange(2 * rows) + 0.5) * (math.pi / rows)
+    uz = np.repeat(nodes, 2 * rows)
+    ring = np.sqrt(1.0 - uz * uz)
+    ux, uy = ring * np.tile(np.cos(longitude), rows), ring * np.tile(np.sin(longitude), rows)
+    w = np.repeat(weights, 2 * rows) * (math.pi / rows)  # weights in u_z times the longitude step
+    r = radius(ux, uy, uz)
+    r3 = w * r ** 3
+    u = np.stack([ux, uy, uz])
+    volume = float(np.sum(r3)) / 3.0
+    first = u @ (r3 * r) / 4.0
+    products = (u * (r3 * r * r)) @ u.T / 5.0
+    return _principal(volume, first, products, density, np.zeros(3))
+
+
+def _principal(volume, first, products, density, origin) -> MassProperties:
+    """Mass properties from the integrals of 1, x and x x^T over a solid, taken about ``origin``."""
     centre = first / volume
     # second moments about the centre of mass: the parallel-axis shift of each product
-    c = np.outer(centre, centre) * volume
-    products = np.array([[second[0], xy, zx], [xy, second[1], yz], [zx, yz, second[2]]]) - c
+    products = products - np.outer(centre, centre) * volume
     tensor = density * (np.trace(products) * np.eye(3) - products)
     moments, axes = np.linalg.eigh(tensor)
     if np.linalg.det(axes) < 0.0:  # a right-handed frame

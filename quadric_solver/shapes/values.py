@@ -1,4 +1,4 @@
-"""Shape values: the convex shape families with their parameters, checked when made.
+"""Shape values: the convex shape families and the bumpy ellipsoid, with their parameters, checked when made.
 
 Each shape is immutable, compares by value and is described in its own frame (SI units): the
 primitives are centred on its origin with their symmetry axes along its axes, so that frame is
@@ -15,9 +15,14 @@ import numpy as np
 from ..validate import FieldError, array, describe, number, vector
 from . import mass
 from .hull import DegenerateHull, convex_hull
-from .kinds import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PARAMS, SUPERELLIPSOID
+from .bumps import BUMP_COLUMNS, bumpy_radius, sphere_directions
+from .kinds import BOX, BUMPY, CAPSULE, CYLINDER, ELLIPSOID, HULL, PARAMS, SUPERELLIPSOID
 
 EXPONENT_RANGE = (0.1, 2.0)  # below 0.1 the powers of a superellipsoid's support lose too many digits
+BUMP_HEIGHT_RANGE = (-0.5, 1.0)  # a fraction of the base radius: dents to half of it, bumps to twice
+BUMP_ANGLE_RANGE = (0.1, 0.5 * np.pi)  # radians from the apex to the rim: sampled finely enough by mass.py
+MAX_BUMPS = 64
+MIN_RADIUS_FACTOR = 0.25  # overlapping dents may not sink the surface below this fraction of the base
 
 
 def _positive(owner, field, value) -> float:
@@ -221,6 +226,93 @@ class ConvexHull(Shape):
 
     def mass_properties(self, density=1000.0):
         return mass.polyhedron(self.vertices, self.faces, self._density(density))
+
+
+class BumpyEllipsoid(Shape):
+    """An ellipsoid with bumps and dents: a pebble or grain that keeps its shape detail (issue 20's "FDO
+    bodies": an ellipsoid base plus local perturbations). It need not be convex.
+
+    ``semi_axes`` (a, b, c) give the base. Each of ``bumps`` is (direction, height, angular_radius): along
+    ``direction`` (shape frame; any length) the surface is lifted by ``height`` times the base's radius
+    there (negative: a dent), in [-0.5, 1]; the lift fades smoothly to nothing ``angular_radius``
+    radians from that direction, in [0.1, pi/2]. Bumps add where they overlap, but dents may not sink
+    the surface below a quarter of the base radius anywhere. Formula: shapes/bumps.py.
+    """
+
+    __slots__ = ("semi_axes", "bumps")
+    kind = BUMPY
+
+    def __init__(self, semi_axes, bumps=()):
+        owner = "BumpyEllipsoid"
+        semi_axes = _positive_vector(owner, "semi_axes", semi_axes)
+        if isinstance(bumps, (str, bytes)) or not hasattr(bumps, "__len__"):
+            raise FieldError(owner, "bumps", f"must be a list of (direction, height, angular_radius), "
+                                             f"got {describe(bumps)}")
+        if len(bumps) > MAX_BUMPS:
+            raise FieldError(owner, "bumps", f"may hold at most {MAX_BUMPS} bumps, got {len(bumps)}")
+        checked = []
+        for k, bump in enumerate(bumps):
+            field = f"bumps[{k}]"
+            if isinstance(bump, (str, bytes)) or not hasattr(bump, "__len__") or len(bump) != 3:
+                raise FieldError(owner, field, f"must be (direction, height, angular_radius), got {describe(bump)}")
+            direction = np.array(vector(owner, f"{field}.direction", bump[0], 3))
+            length = float(np.linalg.norm(direction))
+            if not length > 0.0:
+                raise FieldError(owner, f"{field}.direction", "must not be zero")
+            height = number(owner, f"{field}.height", bump[1])
+            angle = number(owner, f"{field}.angular_radius", bump[2])
+            for name, value, (low, high) in (("height", height, BUMP_HEIGHT_RANGE),
+                                             ("angular_radius", angle, BUMP_ANGLE_RANGE)):
+                if not low <= value <= high:
+                    raise FieldError(owner, f"{field}.{name}", f"must be in [{low:g}, {high:g}], got {value}")
+            checked.append((tuple(float(x) for x in direction / length), height, angle))
+        self._set(semi_axes=semi_axes, bumps=tuple(checked))
+        self._check_dents()
+
+    def _check_dents(self):
+        """The surface factor s(u) must stay above MIN_RADIUS_FACTOR: sampled where it is least, at the
+        dents' apexes and on a fine sphere of directions."""
+        rows = self.bump_rows()
+        if not np.any(rows[:, 3] < 0.0):
+            return
+        u = np.concatenate([sphere_directions(20000), rows[rows[:, 3] < 0.0, :3]])
+        a, b, c = self.semi_axes
+        factor = bumpy_radius(a, b, c, rows, 0, len(rows), u[:, 0], u[:, 1], u[:, 2])[0] / \
+            bumpy_radius(a, b, c, rows, 0, 0, u[:, 0], u[:, 1], u[:, 2])[0]
+        least = int(np.argmin(factor))
+        if factor[least] < MIN_RADIUS_FACTOR:
+            raise FieldError("BumpyEllipsoid", "bumps", f"sink the surface to {factor[least]:.3g} of the base "
+                                                        f"radius along {np.round(u[least], 3).tolist()}; overlapping "
+                                                        f"dents may keep no less than {MIN_RADIUS_FACTOR:g}")
+
+    def _fields(self):
+        return self.semi_axes, self.bumps
+
+    def __repr__(self):
+        return f"BumpyEllipsoid({self.semi_axes!r}, {len(self.bumps)} bumps)"
+
+    def bump_rows(self) -> np.ndarray:
+        """(B, 5) rows (d_x, d_y, d_z, height, cos angular_radius) for shapes/bumps.py."""
+        rows = np.zeros((len(self.bumps), BUMP_COLUMNS))
+        for k, (direction, height, angle) in enumerate(self.bumps):
+            rows[k] = (*direction, height, np.cos(angle))
+        return rows
+
+    def radius(self, directions) -> np.ndarray:
+        """Distance from the origin to the surface along each unit direction (N, 3), shape frame."""
+        u = np.asarray(directions, dtype=np.float64)
+        rows = self.bump_rows()
+        return bumpy_radius(*self.semi_axes, rows, 0, len(rows), u[..., 0], u[..., 1], u[..., 2])[0]
+
+    def params(self, hull_offset=0, face_offset=0):
+        """(a, b, c, first bump row, bump count): the bumps start at ``hull_offset`` in a shared array."""
+        return _row(*self.semi_axes, hull_offset, len(self.bumps))
+
+    def mass_properties(self, density=1000.0):
+        rows = self.bump_rows()
+        finest = min([angle for _, _, angle in self.bumps], default=np.pi)
+        return mass.star_shaped(lambda ux, uy, uz: bumpy_radius(*self.semi_axes, rows, 0, len(rows), ux, uy, uz)[0],
+                                self._density(density), finest)
 
 
 class ShapeArrays(NamedTuple):
