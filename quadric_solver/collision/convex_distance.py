@@ -22,6 +22,7 @@ from numba import njit
 
 from ..math3d import JIT, quat_to_matrix
 from ..shapes import Shape, encode_shapes
+from ..shapes.kinds import BUMPY, ELLIPSOID
 from ..shapes.support import BOX, HULL, bounding_radius
 from ..validate import FieldError, describe, unit_quaternion, unit_vector, vector
 from .epa import MAX_FACES, MAX_VERTICES, epa
@@ -230,6 +231,8 @@ def distance(shape_a, pose_a, shape_b, pose_b, normal_hint=None, penetration="ep
     positions, rotations = np.empty((2, 3)), np.empty((2, 3, 3))
     _pose("pose_a", pose_a, positions, rotations, 0)
     _pose("pose_b", pose_b, positions, rotations, 1)
+    if BUMPY in (shape_a.kind, shape_b.kind):
+        return _bumpy_distance(shape_a, shape_b, positions, rotations, normal_hint)
     if normal_hint is None:
         hint = _centre(shape_b, positions[1], rotations[1]) - _centre(shape_a, positions[0], rotations[0])
         hint = hint if np.any(hint) else np.array([0.0, 0.0, 1.0])
@@ -247,6 +250,20 @@ def distance(shape_a, pose_a, shape_b, pose_b, normal_hint=None, penetration="ep
     signed_distance(kinds, params, hull_vertices, positions, rotations, float(hint[0]), float(hint[1]),
                     float(hint[2]), out, method)
     return Distance(float(out[0]), out[1:4], out[4:7], out[7:10])
+
+
+def _bumpy_distance(shape_a, shape_b, positions, rotations, normal_hint) -> Distance:
+    """distance() where a shape is a BumpyEllipsoid: the deepest of its local contacts (bumpy_contact.py)."""
+    from .bumpy_contact import posed_contacts
+    for field, shape in (("shape_a", shape_a), ("shape_b", shape_b)):
+        if shape.kind not in (ELLIPSOID, BUMPY):
+            raise FieldError("distance", field, f"must be an Ellipsoid or BumpyEllipsoid to meet a BumpyEllipsoid "
+                                                f"(other shapes cannot yet), got {type(shape).__name__}")
+    hint = None if normal_hint is None else unit_vector("distance", "normal_hint", normal_hint, 3)
+    contacts = posed_contacts(shape_a, shape_b, positions, rotations, hint)
+    if not contacts:
+        raise ArithmeticError("distance: no contact between the two shapes converged; please report the shapes and poses")
+    return contacts[0]
 
 
 def penetration_method(owner: str, name) -> int:
