@@ -273,9 +273,9 @@ def bumpy_contacts(rows, bumps, positions, rotations, hint, reach, given, out):
     """Contacts between shape 0 (A) and shape 1 (B): rows (2, >= 5) hold (a, b, c, first bump, bump count),
     bumps the shared bump rows, positions (2, 3), rotations (2, 3, 3) local to world. ``hint`` (3,), if
     not zero, is a guess of the normal from A to B. Bumps count as seeds where their apex lies within
-    ``reach`` of the other shape's bounding sphere. ``given`` (k, 6) are more seeds, tried first: unit
-    directions u (A's frame) and v (B's). Writes up to MAX_CONTACTS rows of OUT_COLUMNS into ``out`` and
-    returns how many."""
+    ``reach`` of the other shape's bounding sphere. ``given`` (k, 6) are more seeds, tried first, in place of
+    the centres' line: unit directions u (A's frame) and v (B's), e.g. a pair's contacts of last substep.
+    Writes up to MAX_CONTACTS rows of OUT_COLUMNS into ``out`` and returns how many."""
     scale = 0.25 * (rows[0, 0] + rows[0, 1] + rows[0, 2] + rows[1, 0] + rows[1, 1] + rows[1, 2]) / 1.5
     bound = np.empty(2)
     for i in range(2):
@@ -288,8 +288,9 @@ def bumpy_contacts(rows, bumps, positions, rotations, hint, reach, given, out):
     count = len(given)
     cx, cy, cz = positions[1, 0] - positions[0, 0], positions[1, 1] - positions[0, 1], positions[1, 2] - positions[0, 2]
     hinted = hint[0] != 0.0 or hint[1] != 0.0 or hint[2] != 0.0
-    for kind in range(2):  # the hint, then the centres' line (enough alone for two plain ellipsoids)
-        if (kind == 0 and not hinted) or (kind == 1 and hinted and rows[0, 4] + rows[1, 4] == 0):
+    for kind in range(2):  # the hint, then the centres' line where no seeds are given (and not for two plain
+        # ellipsoids with a hint: either finds their one contact)
+        if (kind == 0 and not hinted) or (kind == 1 and (len(given) > 0 or (hinted and rows[0, 4] + rows[1, 4] == 0))):
             continue
         dx, dy, dz = (hint[0], hint[1], hint[2]) if kind == 0 else (cx, cy, cz)
         if dx == 0.0 and dy == 0.0 and dz == 0.0:

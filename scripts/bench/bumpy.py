@@ -12,7 +12,10 @@ solver.distance finds, as a resting pile's pairs do. Mean microseconds per pair 
                   from sampled surfaces (numpy)
   us_hinted       the normal given as a hint and a reach of 2 mm, as a simulation's pair that touched last
                   substep would call it
-  us_hint_only    the hint and the centres' line alone (no bump seeds): the floor of a warm-started search
+  us_hint_only    the hint and the centres' line alone (no bump seeds)
+  us_warm         the contacts of a hinted call as the only seeds (their directions), with B moved 0.1 mm along
+                  the normal and turned 1 mrad: a resting pair's next substep, were the simulation to keep each
+                  contact's directions
   contacts_*      mean contacts found per pair
 With 0 bumps the pairs are plain ellipsoids, and the simulation's path for smooth convex pairs (Newton on the
 normal, smooth_contact.py, warm from the same normal, as for superellipsoids) is timed beside it: us_smooth_path.
@@ -91,6 +94,30 @@ def measure(count, bumps, seed):
         run(cases[0])  # compiles
         row[f"us_{name}"], found = mean_us(run, cases)
         row[f"contacts_{name}"] = round(found / count, 3)
+    # warm: last call's contacts as seeds (directions u, v from their points), after B moved 0.1 mm and turned
+    # 1 mrad, as a resting pair's next substep would call it (no bump seeds)
+    warm = []
+    c, s = np.cos(1e-3), np.sin(1e-3)
+    turn = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    for rows, rows_of_bumps, positions, rotations, normal, shapes in cases:
+        found = bumpy_contacts(rows, rows_of_bumps, positions, rotations, normal, 0.002, NO_SEEDS, out)
+        seeds = np.empty((found, 6))
+        for k in range(found):
+            for side, column in ((0, 4), (1, 7)):
+                local = (out[k, column:column + 3] - positions[side]) @ rotations[side]
+                seeds[k, 3 * side:3 * side + 3] = local / np.linalg.norm(local)
+        moved = positions.copy()
+        moved[1] += 1e-4 * normal
+        turned = rotations.copy()
+        turned[1] = turn @ rotations[1]
+        warm.append((rows, rows_of_bumps, moved, turned, seeds))
+
+    def run_warm(case):
+        rows, rows_of_bumps, positions, rotations, seeds = case
+        return bumpy_contacts(rows, rows_of_bumps, positions, rotations, zero, -1e300, seeds, out)
+
+    row["us_warm"], found = mean_us(run_warm, warm)
+    row["contacts_warm"] = round(found / count, 3)
     if bumps == 0:  # the simulation's path for smooth convex pairs, from the same normal, as a peer
         encoded = [(encode_shapes(case[5]), case) for case in cases]
 
@@ -102,7 +129,10 @@ def measure(count, bumps, seed):
 
         smooth(encoded[0])
         row["us_smooth_path"] = mean_us(smooth, encoded)[0]
-    return {key: round(value, 2) if isinstance(value, float) else value for key, value in row.items()}
+    order = ("bumps", "pairs", "us_warm", "us_hinted", "us_hint_only", "us_search", "us_smooth_path", "contacts_warm",
+             "contacts_hinted", "contacts_hint_only")
+    keys = [key for key in order if key in row] + [key for key in row if key not in order]
+    return {key: round(row[key], 2) if isinstance(row[key], float) else row[key] for key in keys}
 
 
 def main():
@@ -112,8 +142,8 @@ def main():
     parser.add_argument("--seed", type=int, default=2)
     args = parser.parse_args()
     for bumps in args.bumps:
-        print(json.dumps(dict(bench="bumpy", **measure(args.pairs, bumps, args.seed),
-                              threading=threading_layer_record())), flush=True)
+        print(json.dumps(dict(**measure(args.pairs, bumps, args.seed), threading=threading_layer_record())),
+              flush=True)
 
 
 if __name__ == "__main__":
