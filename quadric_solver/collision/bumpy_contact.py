@@ -9,9 +9,10 @@ make several such pairs, some of them saddles or maxima of the gap, so:
 - the residuals, zero at a contact, are L (n_A + n_B) and the part of q - p across n_A (L, a length of
   the pair, weighs the two alike); Gauss-Newton with a forward-difference Jacobian, with its steps
   limited and halved until the residual falls;
-- seeds: a hint (the normal a pair had last), the centres' line (at the base ellipsoids' points with
-  those normals), each bump's or dent's apex radially within reach of the other shape, and four points
-  near each dent's rim (a shape wider than a dent rests on its rim, around the dent's axis);
+- seeds: given directions (a pair's contacts of last substep, or the query's from sampled surfaces), a
+  hint (the normal a pair had last) and, without given seeds, the centres' line (at the base ellipsoids'
+  points with those normals), each bump's or dent's apex radially within reach of the other shape, and
+  four points near each dent's rim (a shape wider than a dent rests on its rim, around the dent's axis);
 - a converged pair is kept only where the surfaces face each other (where they overlap, p lies inside
   B or q inside A; this drops the pair on the far sides) and where the gap is a local minimum over
   offsets across n, measured by casting rays along n: the saddle between two bumps and the bottom of a
@@ -27,7 +28,7 @@ from ..math3d import JIT
 from ..shapes.bumps import bumpy_radius, sphere_directions
 
 MAX_CONTACTS = 16
-SAMPLES = 1200  # directions per surface for the query's sampled seed: 1.4M pairs of samples, about 10 ms
+SAMPLES = 1200  # directions per surface for the query's sampled seeds: 1.4M pairs of samples, about 10 ms
 OUT_COLUMNS = 10  # gap, normal (3), point on A (3), point on B (3), world frame
 MAX_ITERATIONS = 40
 STALLED = 10  # iterations after which a seed whose residual has not fallen tenfold is given up
@@ -269,14 +270,8 @@ def _gap_curves_up(rows, bumps, positions, rotations, scale, gap, px, py, pz, nx
 
 
 @njit(**JIT)
-def bumpy_contacts(rows, bumps, positions, rotations, hint, reach, given, out):
-    """Contacts between shape 0 (A) and shape 1 (B): rows (2, >= 5) hold (a, b, c, first bump, bump count),
-    bumps the shared bump rows, positions (2, 3), rotations (2, 3, 3) local to world. ``hint`` (3,), if
-    not zero, is a guess of the normal from A to B. Bumps count as seeds where their apex lies within
-    ``reach`` of the other shape's bounding sphere. ``given`` (k, 6) are more seeds, tried first, in place of
-    the centres' line: unit directions u (A's frame) and v (B's), e.g. a pair's contacts of last substep.
-    Writes up to MAX_CONTACTS rows of OUT_COLUMNS into ``out`` and returns how many."""
-    scale = 0.25 * (rows[0, 0] + rows[0, 1] + rows[0, 2] + rows[1, 0] + rows[1, 1] + rows[1, 2]) / 1.5
+def _seeds(rows, bumps, positions, rotations, hint, reach, given):
+    """bumpy_contacts' seeds (k, 6) and their count: the given ones, the hint, the centres' line, the bumps'."""
     bound = np.empty(2)
     for i in range(2):
         lift = 0.0
@@ -316,11 +311,11 @@ def bumpy_contacts(rows, bumps, positions, rotations, hint, reach, given, out):
                 if j < 0:  # the apex
                     ux, uy, uz = dx, dy, dz
                 else:  # what sits in a dent wider than itself rests on its rim
-                    c, s = np.cos(rim), np.sin(rim)
+                    along, across = np.cos(rim), np.sin(rim)
                     ex, ey = RIM[j]
-                    ux = c * dx + s * (ex * t0 + ey * s0)
-                    uy = c * dy + s * (ex * t1 + ey * s1)
-                    uz = c * dz + s * (ex * t2 + ey * s2)
+                    ux = along * dx + across * (ex * t0 + ey * s0)
+                    uy = along * dy + across * (ex * t1 + ey * s1)
+                    uz = along * dz + across * (ex * t2 + ey * s2)
                 r = _radius(rows[i, 0], rows[i, 1], rows[i, 2], bumps, int(rows[i, 3]), int(rows[i, 4]), ux, uy, uz)[0]
                 wx = positions[i, 0] + r * (Ri[0, 0] * ux + Ri[0, 1] * uy + Ri[0, 2] * uz) - positions[o, 0]
                 wy = positions[i, 1] + r * (Ri[1, 0] * ux + Ri[1, 1] * uy + Ri[1, 2] * uz) - positions[o, 1]
@@ -338,6 +333,19 @@ def bumpy_contacts(rows, bumps, positions, rotations, hint, reach, given, out):
                 for c in range(3):
                     seeds[count, 3 * o + c] = (Ro[0, c] * wx + Ro[1, c] * wy + Ro[2, c] * wz) / length
                 count += 1
+    return seeds, count
+
+
+@njit(**JIT)
+def bumpy_contacts(rows, bumps, positions, rotations, hint, reach, given, out):
+    """Contacts between shape 0 (A) and shape 1 (B): rows (2, >= 5) hold (a, b, c, first bump, bump count),
+    bumps the shared bump rows, positions (2, 3), rotations (2, 3, 3) local to world. ``hint`` (3,), if
+    not zero, is a guess of the normal from A to B. Bumps count as seeds where their apex lies within
+    ``reach`` of the other shape's bounding sphere. ``given`` (k, 6) are more seeds, tried first, in place of
+    the centres' line: unit directions u (A's frame) and v (B's), e.g. a pair's contacts of last substep.
+    Writes up to MAX_CONTACTS rows of OUT_COLUMNS into ``out`` and returns how many."""
+    scale = 0.25 * (rows[0, 0] + rows[0, 1] + rows[0, 2] + rows[1, 0] + rows[1, 1] + rows[1, 2]) / 1.5
+    seeds, count = _seeds(rows, bumps, positions, rotations, hint, reach, given)
     found = 0
     u, v, res = np.empty(3), np.empty(3), np.empty(6)
     for s in range(count):
