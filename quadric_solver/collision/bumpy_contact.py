@@ -15,8 +15,9 @@ make several such pairs, some of them saddles or maxima of the gap, so:
   four points near each dent's rim (a shape wider than a dent rests on its rim, around the dent's axis);
 - a converged pair is kept only where the surfaces face each other (where they overlap, p lies inside
   B or q inside A; this drops the pair on the far sides) and where the gap is a local minimum over
-  offsets across n, measured by casting rays along n: the saddle between two bumps and the bottom of a
-  dent narrower than what sits in it are not contacts;
+  offsets across n (its Hessian there is the sum of the two surfaces' curvatures, from the implicit
+  functions' second derivatives): the saddle between two bumps and the bottom of a dent narrower than
+  what sits in it are not contacts;
 - seeds that converge to the same points give one contact.
 """
 from __future__ import annotations
@@ -35,7 +36,6 @@ STALLED = 10  # iterations after which a seed whose residual has not fallen tenf
 TOLERANCE = 1e-11  # of L: the residual where Newton stops
 STEP_LIMIT = 0.3  # radians: the largest move of u or v in one step
 SAME_POINT = 1e-6  # of L: two contacts closer than this in both points are one
-LATERAL = 1e-3  # of L: the offsets across n at which the gap is measured for its curvature
 FLAT = 1e-2  # of 1/L: a gap curving down less than this across n still counts as a minimum
 # A shape resting on a dent's rim touches along a ring: the contacts there form a family, turned about the
 # dent's axis, and the gap along one normal curves down slightly along the ring, by about depth / radius^2
@@ -216,19 +216,62 @@ def _newton(rows, bumps, positions, rotations, scale, u, v):
 
 
 @njit(**JIT)
-def _ray_hit(rows, bumps, positions, rotations, i, ox, oy, oz, nx, ny, nz, guess, scale):
-    """The parameter t near ``guess`` where the line o + t n meets shape i's surface (NaN if Newton fails)."""
-    t = guess
-    for _ in range(40):
-        f, gx, gy, gz = _implicit(rows, bumps, positions, rotations, i, ox + t * nx, oy + t * ny, oz + t * nz)
-        slope = gx * nx + gy * ny + gz * nz
-        if slope == 0.0:
-            return np.nan
-        change = f / slope
-        t -= change
-        if abs(change) < 1e-14 * scale:
-            return t
-    return np.nan
+def _bending(rows, bumps, positions, rotations, i, x, y, z, e, f):
+    """How shape i's surface bends at its world point x along the unit tangents e and f: (e.K e, f.K f, e.K f)
+    with K = Hess G / |grad G|, G(x) = |x| / r(x / |x|) (positive where the surface curves away from its
+    outside, as a ball's: 1 / radius).
+
+    With E(x) = sqrt(x.Mx) (M = diag(1/a^2, 1/b^2, 1/c^2)) and S(x) = s(x / |x|) (shapes/bumps.py), G = E / S:
+    Hess G = Hess E / S - (grad E grad S^T + grad S grad E^T) / S^2 + 2 E grad S grad S^T / S^3 - E Hess S / S^2.
+    """
+    R = rotations[i]
+    dx, dy, dz = x - positions[i, 0], y - positions[i, 1], z - positions[i, 2]
+    local = np.empty(3)
+    tangents = np.empty((2, 3))
+    for k in range(3):
+        local[k] = R[0, k] * dx + R[1, k] * dy + R[2, k] * dz
+        tangents[0, k] = R[0, k] * e[0] + R[1, k] * e[1] + R[2, k] * e[2]
+        tangents[1, k] = R[0, k] * f[0] + R[1, k] * f[1] + R[2, k] * f[2]
+    rho = np.sqrt(local[0] ** 2 + local[1] ** 2 + local[2] ** 2)
+    m = np.empty(3)
+    for k in range(3):
+        m[k] = local[k] / (rows[i, k] * rows[i, k])
+    E = np.sqrt(local[0] * m[0] + local[1] * m[1] + local[2] * m[2])
+    S = 1.0
+    grad_s = np.zeros(3)
+    hess_s = np.zeros((3, 3))
+    for k in range(int(rows[i, 3]), int(rows[i, 3] + rows[i, 4])):
+        scale = 1.0 / (1.0 - bumps[k, 4])
+        along = (local[0] * bumps[k, 0] + local[1] * bumps[k, 1] + local[2] * bumps[k, 2]) / rho
+        t = (along - bumps[k, 4]) * scale
+        if t <= 0.0:
+            continue
+        height = bumps[k, 3]
+        S += height * t * t * t
+        grad_t = np.empty(3)  # (d - (u.d) u) / (rho (1 - cos w)), u = x / rho
+        for a in range(3):
+            grad_t[a] = (bumps[k, a] - along * local[a] / rho) / rho * scale
+        for a in range(3):
+            grad_s[a] += 3.0 * height * t * t * grad_t[a]
+            for b in range(3):
+                # Hess t = -(d u^T + u d^T + (u.d) I - 3 (u.d) u u^T) / (rho^2 (1 - cos w))
+                hess_t = -(bumps[k, a] * local[b] + local[a] * bumps[k, b]) / rho ** 3 \
+                    + along * (3.0 * local[a] * local[b] / rho ** 2 - (a == b)) / rho ** 2
+                hess_s[a, b] += height * (6.0 * t * grad_t[a] * grad_t[b] + 3.0 * t * t * hess_t * scale)
+    out = np.zeros(3)
+    grad = np.empty(3)
+    for a in range(3):
+        grad[a] = m[a] / E / S - E * grad_s[a] / (S * S)
+    for a in range(3):
+        for b in range(3):
+            hess = ((a == b) / (rows[i, a] * rows[i, a]) / E - m[a] * m[b] / E ** 3) / S \
+                - ((m[a] / E) * grad_s[b] + grad_s[a] * (m[b] / E)) / (S * S) \
+                + 2.0 * E * grad_s[a] * grad_s[b] / S ** 3 - E * hess_s[a, b] / (S * S)
+            out[0] += tangents[0, a] * hess * tangents[0, b]
+            out[1] += tangents[1, a] * hess * tangents[1, b]
+            out[2] += tangents[0, a] * hess * tangents[1, b]
+    norm = np.sqrt(grad[0] ** 2 + grad[1] ** 2 + grad[2] ** 2)
+    return out[0] / norm, out[1] / norm, out[2] / norm
 
 
 @njit(**JIT)
@@ -241,29 +284,21 @@ def _under_bump(rows, bumps, i, ux, uy, uz):
 
 
 @njit(**JIT)
-def _gap_curves_up(rows, bumps, positions, rotations, scale, gap, px, py, pz, nx, ny, nz):
-    """Whether the gap along n, measured at small offsets across n from p, has a local minimum at p."""
+def gap_curvature(rows, bumps, positions, rotations, px, py, pz, qx, qy, qz, nx, ny, nz):
+    """The gap's second derivatives across n at a contact (p on A, q on B, n from A to B), in the tangents of
+    _tangents(n): (h00, h11, h01). Offset by t across n, A's surface falls by t.K_A t / 2 along n and B's rises
+    by t.K_B t / 2, so the gap's Hessian is K_A + K_B."""
     t0, t1, t2, s0, s1, s2 = _tangents(nx, ny, nz)
-    delta = LATERAL * scale
-    second = np.empty(4)
-    for k in range(4):
-        if k == 0:
-            ex, ey, ez = t0, t1, t2
-        elif k == 1:
-            ex, ey, ez = s0, s1, s2
-        else:
-            sign = 1.0 if k == 2 else -1.0
-            ex, ey, ez = (t0 + sign * s0) / np.sqrt(2.0), (t1 + sign * s1) / np.sqrt(2.0), (t2 + sign * s2) / np.sqrt(2.0)
-        total = -2.0 * gap
-        for side in (-1.0, 1.0):
-            ox, oy, oz = px + side * delta * ex, py + side * delta * ey, pz + side * delta * ez
-            on_a = _ray_hit(rows, bumps, positions, rotations, 0, ox, oy, oz, nx, ny, nz, 0.0, scale)
-            on_b = _ray_hit(rows, bumps, positions, rotations, 1, ox, oy, oz, nx, ny, nz, gap, scale)
-            total += on_b - on_a
-        second[k] = total / (delta * delta)  # e^T H e, the gap's Hessian across n
-    if not (np.isfinite(second[0]) and np.isfinite(second[1]) and np.isfinite(second[2]) and np.isfinite(second[3])):
-        return False
-    h00, h11, h01 = second[0], second[1], 0.5 * (second[2] - second[3])
+    e, f = np.array((t0, t1, t2)), np.array((s0, s1, s2))
+    a00, a11, a01 = _bending(rows, bumps, positions, rotations, 0, px, py, pz, e, f)
+    b00, b11, b01 = _bending(rows, bumps, positions, rotations, 1, qx, qy, qz, e, f)
+    return a00 + b00, a11 + b11, a01 + b01
+
+
+@njit(**JIT)
+def _gap_curves_up(rows, bumps, positions, rotations, scale, px, py, pz, qx, qy, qz, nx, ny, nz):
+    """Whether the gap along n has a local minimum at the contact (p, q) over offsets across n."""
+    h00, h11, h01 = gap_curvature(rows, bumps, positions, rotations, px, py, pz, qx, qy, qz, nx, ny, nz)
     half_trace, half_gap = 0.5 * (h00 + h11), np.sqrt(0.25 * (h00 - h11) ** 2 + h01 * h01)
     least, most = half_trace - half_gap, half_trace + half_gap
     return least > -FLAT / scale or (most > 0.0 and least > -DEGENERATE * most)
@@ -367,7 +402,7 @@ def bumpy_contacts(rows, bumps, positions, rotations, hint, reach, given, out):
         if same or found == MAX_CONTACTS:
             continue
         if (_under_bump(rows, bumps, 0, u[0], u[1], u[2]) or _under_bump(rows, bumps, 1, v[0], v[1], v[2])) and \
-                not _gap_curves_up(rows, bumps, positions, rotations, scale, gap, px, py, pz, nx, ny, nz):
+                not _gap_curves_up(rows, bumps, positions, rotations, scale, px, py, pz, qx, qy, qz, nx, ny, nz):
             continue  # (where both points lie on the plain ellipsoids, both surfaces curve away: a minimum)
         out[found, 0] = gap
         out[found, 1], out[found, 2], out[found, 3] = nx, ny, nz

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import quadric_solver as solver
+from quadric_solver.collision import bumpy_contact
 from quadric_solver.collision.bumpy_contact import local_contacts, surface_radius
 from quadric_solver.math3d import quat_to_matrix_np
 from quadric_solver.shapes import BumpyEllipsoid, Ellipsoid, mass
@@ -228,6 +229,60 @@ def test_extreme_pebbles_always_meet_somewhere_and_never_above_the_sampled_dista
             sampled = min(np.linalg.norm(points_a[i:i + 500, None] - points_b[None], axis=-1).min()
                           for i in range(0, len(points_a), 500))
             assert contacts[0].distance <= sampled + 1e-12
+
+
+def test_the_gap_curvature_matches_rays_cast_across_the_normal():
+    """bumpy_contact.gap_curvature (the two surfaces' curvatures from their implicit functions' second
+    derivatives) against the gap measured along n by bisection on numpy's implicit function, at offsets delta
+    across n: central differences, whose truncation is about (kappa delta)^2 of kappa; and two balls' closed
+    form, 1/R_A + 1/R_B."""
+    def hit(shape, pose, origin, n, low, high):
+        low_inside = implicit(shape, pose, [origin + low * n])[0] < 0.0
+        for _ in range(80):
+            middle = 0.5 * (low + high)
+            if (implicit(shape, pose, [origin + middle * n])[0] < 0.0) == low_inside:
+                low = middle
+            else:
+                high = middle
+        return 0.5 * (low + high)
+
+    def arrays(a, pose_a, b, pose_b):
+        rows = np.array([[*a.semi_axes, 0, len(a.bumps)], [*b.semi_axes, len(a.bumps), len(b.bumps)]], dtype=float)
+        return (rows, np.ascontiguousarray(np.concatenate([a.bump_rows(), b.bump_rows()])),
+                np.array([pose_a[0], pose_b[0]], dtype=float), np.array([quat_to_matrix_np(p[1]) for p in (pose_a, pose_b)]))
+
+    rng = np.random.default_rng(3)
+    delta, checked = 3e-5, 0
+    for _ in range(3):
+        a, b = random_pebble(rng, bumps=(6, 7)), random_pebble(rng, bumps=(6, 7))
+        direction = rng.normal(size=3)
+        pose_a, pose_b = ((0, 0, 0), IDENTITY), (direction / np.linalg.norm(direction) * 0.09, IDENTITY)
+        for contact in local_contacts(a, pose_a, b, pose_b):
+            n = contact.normal
+            tangents = np.array(bumpy_contact._tangents(*n)).reshape(2, 3)
+
+            def gap(offset):
+                origin = contact.point_a + offset
+                return (hit(b, pose_b, origin, n, contact.distance - 0.01, contact.distance + 0.01)
+                        - hit(a, pose_a, origin, n, -0.01, 0.01))
+
+            second = [(gap(delta * w) + gap(-delta * w) - 2.0 * contact.distance) / delta ** 2
+                      for w in (tangents[0], tangents[1], (tangents[0] + tangents[1]) / math.sqrt(2.0),
+                                (tangents[0] - tangents[1]) / math.sqrt(2.0))]
+            rays = np.array([second[0], second[1], 0.5 * (second[2] - second[3])])
+            ours = np.array(bumpy_contact.gap_curvature(*arrays(a, pose_a, b, pose_b), *contact.point_a,
+                                                        *contact.point_b, *n))
+            largest = np.abs(ours).max()
+            assert np.allclose(ours, rays, rtol=0, atol=10.0 * (largest * delta) ** 2 * largest + 1e-6)
+            checked += 1
+    assert checked >= 3
+    balls = BumpyEllipsoid((0.03,) * 3), BumpyEllipsoid((0.02,) * 3)
+    poses = ((0, 0, 0), IDENTITY), ((0.01, 0.02, 0.06), IDENTITY)
+    contact = local_contacts(balls[0], poses[0], balls[1], poses[1])[0]
+    h00, h11, h01 = bumpy_contact.gap_curvature(*arrays(balls[0], poses[0], balls[1], poses[1]), *contact.point_a,
+                                                *contact.point_b, *contact.normal)
+    assert h00 == pytest.approx(1 / 0.03 + 1 / 0.02, rel=1e-12) and h11 == pytest.approx(h00, rel=1e-12)
+    assert abs(h01) < 1e-9 * h00
 
 
 def test_two_bumps_on_a_floor_touch_at_both_and_not_between():
