@@ -21,7 +21,8 @@ _PUBLIC = {
     "State": "simulation",
     "Drag": "particles.forces", "Springs": "particles.forces", "Wind": "particles.forces",
     "Vortex": "particles.forces", "Turbulence": "particles.forces", "Attractor": "particles.forces",
-    "Box": "shapes", "BumpyEllipsoid": "shapes", "Capsule": "shapes", "ConvexHull": "shapes", "Cylinder": "shapes", "Ellipsoid": "shapes",
+    "Box": "shapes", "BumpyEllipsoid": "shapes", "Capsule": "shapes", "ConvexHull": "shapes", "Cylinder": "shapes",
+    "Ellipsoid": "shapes",
     "MassProperties": "shapes", "Superellipsoid": "shapes",
     "Distance": "collision.convex_distance", "distance": "collision.convex_distance",
 }

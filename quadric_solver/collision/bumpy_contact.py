@@ -170,10 +170,10 @@ def _newton(rows, bumps, positions, rotations, scale, u, v):
             first = norm
         elif iteration >= STALLED and norm > 0.1 * first:
             return False  # wandering, not converging: another seed will find the contact if there is one
-        a0, a1, a2, b0, b1, b2 = _tangents(u[0], u[1], u[2])
-        basis_u[0, 0], basis_u[0, 1], basis_u[0, 2], basis_u[1, 0], basis_u[1, 1], basis_u[1, 2] = a0, a1, a2, b0, b1, b2
-        a0, a1, a2, b0, b1, b2 = _tangents(v[0], v[1], v[2])
-        basis_v[0, 0], basis_v[0, 1], basis_v[0, 2], basis_v[1, 0], basis_v[1, 1], basis_v[1, 2] = a0, a1, a2, b0, b1, b2
+        for direction, basis in ((u, basis_u), (v, basis_v)):
+            a0, a1, a2, b0, b1, b2 = _tangents(direction[0], direction[1], direction[2])
+            basis[0, 0], basis[0, 1], basis[0, 2] = a0, a1, a2
+            basis[1, 0], basis[1, 1], basis[1, 2] = b0, b1, b2
         for c in range(4):
             if c < 2:
                 _moved(u, basis_u, eps * (c == 0), eps * (c == 1), u_trial)

@@ -262,7 +262,8 @@ def _bumpy_distance(shape_a, shape_b, positions, rotations, normal_hint) -> Dist
     hint = None if normal_hint is None else unit_vector("distance", "normal_hint", normal_hint, 3)
     contacts = posed_contacts(shape_a, shape_b, positions, rotations, hint)
     if not contacts:
-        raise ArithmeticError("distance: no contact between the two shapes converged; please report the shapes and poses")
+        raise ArithmeticError("distance: no contact between the two shapes converged; please report the shapes and "
+                              "poses")
     return contacts[0]
 
 

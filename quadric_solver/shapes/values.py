@@ -229,8 +229,8 @@ class ConvexHull(Shape):
 
 
 class BumpyEllipsoid(Shape):
-    """An ellipsoid with bumps and dents: a pebble or grain that keeps its shape detail (issue 20's "FDO
-    bodies": an ellipsoid base plus local perturbations). It need not be convex.
+    """An ellipsoid with bumps and dents: a pebble or grain that keeps its shape detail (an FDO body: an
+    ellipsoid base plus local perturbations). It need not be convex.
 
     ``semi_axes`` (a, b, c) give the base. Each of ``bumps`` is (direction, height, angular_radius): along
     ``direction`` (shape frame; any length) the surface is lifted by ``height`` times the base's radius

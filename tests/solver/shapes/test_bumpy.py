@@ -87,7 +87,8 @@ def uv_mesh(shape, rows):
     faces = [(0, ring(0, j), ring(0, j + 1)) for j in range(2 * rows)]
     for i in range(rows - 2):
         for j in range(2 * rows):
-            faces += [(ring(i, j), ring(i + 1, j), ring(i + 1, j + 1)), (ring(i, j), ring(i + 1, j + 1), ring(i, j + 1))]
+            faces += [(ring(i, j), ring(i + 1, j), ring(i + 1, j + 1)),
+                      (ring(i, j), ring(i + 1, j + 1), ring(i, j + 1))]
     south = len(vertices) - 1
     faces += [(south, ring(rows - 2, j + 1), ring(rows - 2, j)) for j in range(2 * rows)]
     return vertices, np.array(faces)
@@ -155,12 +156,13 @@ def test_apart_the_least_contact_is_the_least_distance_between_sampled_surfaces(
             assert np.dot(contact.normal, pose_b[0] - pose_a[0]) > 0.0
         points_a, points_b = surface_points(a, pose_a, directions), surface_points(b, pose_b, directions)
         reach = contacts[0].distance + 0.005
-        near_a = points_a[np.linalg.norm(points_a - pose_b[0], axis=1) < np.linalg.norm(points_b - pose_b[0], axis=1).max() + reach]
-        near_b = points_b[np.linalg.norm(points_b - pose_a[0], axis=1) < np.linalg.norm(points_a - pose_a[0], axis=1).max() + reach]
+        extent_a, extent_b = (np.linalg.norm(points - pose[0], axis=1).max()
+                              for points, pose in ((points_a, pose_a), (points_b, pose_b)))
+        near_a = points_a[np.linalg.norm(points_a - pose_b[0], axis=1) < extent_b + reach]
+        near_b = points_b[np.linalg.norm(points_b - pose_a[0], axis=1) < extent_a + reach]
         sampled = min(np.linalg.norm(near_a[i:i + 2000, None] - near_b[None], axis=-1).min()
                       for i in range(0, len(near_a), 2000))
-        spacing = angle * max(np.linalg.norm(points_a - pose_a[0], axis=1).max(),
-                              np.linalg.norm(points_b - pose_b[0], axis=1).max())
+        spacing = angle * max(extent_a, extent_b)
         least_radius = min(min(a.semi_axes), min(b.semi_axes)) * 0.75
         assert contacts[0].distance <= sampled + 1e-12
         assert sampled - contacts[0].distance <= spacing ** 2 * (1.0 / contacts[0].distance + 1.0 / least_radius)
@@ -249,7 +251,8 @@ def test_the_gap_curvature_matches_rays_cast_across_the_normal():
     def arrays(a, pose_a, b, pose_b):
         rows = np.array([[*a.semi_axes, 0, len(a.bumps)], [*b.semi_axes, len(a.bumps), len(b.bumps)]], dtype=float)
         return (rows, np.ascontiguousarray(np.concatenate([a.bump_rows(), b.bump_rows()])),
-                np.array([pose_a[0], pose_b[0]], dtype=float), np.array([quat_to_matrix_np(p[1]) for p in (pose_a, pose_b)]))
+                np.array([pose_a[0], pose_b[0]], dtype=float),
+                np.array([quat_to_matrix_np(p[1]) for p in (pose_a, pose_b)]))
 
     rng = np.random.default_rng(3)
     delta, checked = 3e-5, 0
