@@ -70,8 +70,21 @@ class Shape:
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
+    def __reduce__(self):
+        """Pickled as its fields (immutability refuses pickle's own restore): Dask and multiprocessing send shapes."""
+        return _restore, (type(self), {name: getattr(self, name) for name in self.__slots__})
+
     def _density(self, density) -> float:
         return _positive(type(self).__name__, "density", density)
+
+
+def _restore(cls, values) -> Shape:
+    for value in values.values():
+        if isinstance(value, np.ndarray):  # a hull's arrays stay read-only, as when made
+            value.flags.writeable = False
+    shape = cls.__new__(cls)
+    shape._set(**values)
+    return shape
 
 
 def _row(*values) -> np.ndarray:

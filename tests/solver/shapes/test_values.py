@@ -89,3 +89,17 @@ def test_encoding_puts_each_shape_in_a_row_and_hulls_in_one_vertex_array():
     assert encode_shapes([Box((1, 1, 1))]).hull_vertices.shape == (0, 3)
     with pytest.raises(FieldError, match=r"encode_shapes: shapes\[1\] must be a shape, got 'box'"):
         encode_shapes([Box((1, 1, 1)), "box"])
+
+
+def test_every_shape_survives_pickling_as_an_equal_value():
+    import pickle
+
+    shapes = [Ellipsoid((1, 2, 3)), Superellipsoid((1, 2, 3), (0.5, 1.5)), Box((1, 2, 3)), Cylinder(1, 2),
+              Capsule(1, 2), ConvexHull(TETRAHEDRON), solver.BumpyEllipsoid((1, 2, 3), [((1, 0, 0), 0.2, 0.5)])]
+    for shape in shapes:
+        copy = pickle.loads(pickle.dumps(shape))
+        assert copy == shape and type(copy) is type(shape)
+        with pytest.raises(AttributeError, match="is immutable"):
+            copy.kind = 0
+    hull = pickle.loads(pickle.dumps(shapes[5]))
+    assert np.array_equal(hull.vertices, shapes[5].vertices) and not hull.vertices.flags.writeable
