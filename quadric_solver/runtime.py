@@ -81,10 +81,10 @@ def default_cache_root() -> str:
     return os.path.join(base, "quadric_dynamics", "numba")
 
 
-def cache_dir(key: str) -> str:
-    """The cache folder for solver sources with hash ``key``: ``<root>/<key>`` (a root already so keyed stays)."""
-    root = os.environ.get("NUMBA_CACHE_DIR") or default_cache_root()
-    root = os.path.normpath(root)
+def cache_dir(key: str, root: str | None = None) -> str:
+    """The cache folder for solver sources with hash ``key``: ``<root>/<key>`` (a root already so keyed stays);
+    the root is NUMBA_CACHE_DIR's or the default where not given."""
+    root = os.path.normpath(root or os.environ.get("NUMBA_CACHE_DIR") or default_cache_root())
     return root if os.path.basename(root) == key else os.path.join(root, key)
 
 

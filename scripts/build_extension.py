@@ -159,7 +159,7 @@ def prebuilt_cache(stage: str, store: str, kernels_from: str | None = None) -> s
     them in order beside this one meets it halfway, and the result is copied into the store.
     """
     sys.path.insert(0, ROOT)
-    from quadric_solver.runtime import source_hash
+    from quadric_solver.runtime import cache_dir, source_hash
 
     host = (sys.platform, os.uname().machine if hasattr(os, "uname") else "", sys.version_info[:2])
     if host != PREBUILT_HOST:
@@ -183,11 +183,9 @@ def prebuilt_cache(stage: str, store: str, kernels_from: str | None = None) -> s
     result = subprocess.run([sys.executable, "-c", _PRECOMPILE, stage, "reversed" if kernels_from else "in order"],
                             env=env, check=True, stdout=subprocess.PIPE, text=True, cwd=partial)
     fields, compiled = json.loads(result.stdout.strip().splitlines()[-1])
-    if kernels_from:  # the root, or its folder for these sources (quadric_solver/runtime.py: cache_dir)
-        keyed = kernels_from
-        if os.path.basename(os.path.normpath(kernels_from)) != key:
-            keyed = os.path.join(kernels_from, key)
-        shutil.copytree(os.path.join(keyed, fields["package"]), os.path.join(partial, key, fields["package"]))
+    if kernels_from:  # the root, or its folder for these sources
+        shutil.copytree(os.path.join(cache_dir(key, kernels_from), fields["package"]),
+                        os.path.join(partial, key, fields["package"]))
     if fields["source_hash"] != key or sorted(os.listdir(partial)) != sorted([key, "kernels.json"]):
         raise SystemExit(f"prebuilt cache: expected the solver {key} cached in {partial}, found "
                          f"{fields['source_hash']} and {sorted(os.listdir(partial))}")
